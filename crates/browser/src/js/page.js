@@ -1,0 +1,490 @@
+// lumo's in-page helper. Runs in the isolated world "lumo" of each frame: the
+// page's own scripts can neither see nor touch it. Installed once per
+// document; every call goes through globalThis.__lumo.
+(() => {
+  if (globalThis.__lumo) return;
+  const refs = new Map();      // "e12" -> WeakRef(element)
+  const ids = new WeakMap();   // element -> "e12"
+  let prefix = 'e';
+  let next = 1;
+
+  const SKIP = new Set(['SCRIPT', 'STYLE', 'TEMPLATE', 'NOSCRIPT', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE']);
+  const IMPLICIT = {
+    A: (e) => (e.hasAttribute('href') ? 'link' : ''), BUTTON: () => 'button', SELECT: (e) => (e.multiple || e.size > 1 ? 'listbox' : 'combobox'),
+    TEXTAREA: () => 'textbox', H1: () => 'heading', H2: () => 'heading', H3: () => 'heading', H4: () => 'heading',
+    H5: () => 'heading', H6: () => 'heading', UL: () => 'list', OL: () => 'list', LI: () => 'listitem', NAV: () => 'navigation',
+    MAIN: () => 'main', HEADER: () => 'banner', FOOTER: () => 'contentinfo', ASIDE: () => 'complementary',
+    FORM: () => 'form', TABLE: () => 'table', TR: () => 'row', TD: () => 'cell', TH: () => 'columnheader',
+    IMG: (e) => (e.getAttribute('alt') === '' ? '' : 'img'), DIALOG: () => 'dialog', SUMMARY: () => 'button',
+    DETAILS: () => 'group', FIELDSET: () => 'group', PROGRESS: () => 'progressbar', IFRAME: () => 'iframe',
+    SECTION: (e) => (e.hasAttribute('aria-label') || e.hasAttribute('aria-labelledby') ? 'region' : ''),
+    ARTICLE: () => 'article', P: () => 'paragraph', LABEL: () => '', OPTION: () => 'option', HR: () => 'separator',
+    INPUT: (e) => {
+      const t = (e.getAttribute('type') || 'text').toLowerCase();
+      if (t === 'hidden') return '';
+      return ({ checkbox: 'checkbox', radio: 'radio', range: 'slider', number: 'spinbutton', button: 'button',
+        submit: 'button', reset: 'button', image: 'button', file: 'button', search: 'searchbox' })[t] || 'textbox';
+    },
+  };
+  const INTERACTIVE = new Set(['link', 'button', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox', 'listbox',
+    'slider', 'spinbutton', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'treeitem']);
+  // Containers that get a ref so an agent can ask for their subtree.
+  const ANCHORS = new Set(['heading', 'form', 'table', 'list', 'dialog', 'region', 'article', 'main', 'navigation', 'iframe', 'group']);
+  const NAME_FROM_CONTENT = new Set(['link', 'button', 'heading', 'tab', 'menuitem', 'option', 'cell', 'columnheader',
+    'listitem', 'treeitem', 'switch', 'checkbox', 'radio', 'menuitemcheckbox', 'menuitemradio']);
+
+  const clip = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
+  const squash = (s) => s.replace(/\s+/g, ' ').trim();
+  const quote = (s) => JSON.stringify(s);
+
+  function roleOf(e) {
+    const explicit = e.getAttribute('role');
+    if (explicit) return explicit.split(' ')[0];
+    const f = IMPLICIT[e.tagName];
+    if (f) return f(e);
+    if (e.isContentEditable && (e.parentElement === null || !e.parentElement.isContentEditable)) return 'textbox';
+    return '';
+  }
+
+  function textOf(e) {
+    return squash(e.innerText !== undefined ? e.innerText : e.textContent || '');
+  }
+
+  function labelOf(e) {
+    const by = e.getAttribute('aria-labelledby');
+    if (by) {
+      const doc = e.ownerDocument;
+      const t = by.split(/\s+/).map((id) => doc.getElementById(id)).filter(Boolean).map(textOf).join(' ');
+      if (t) return t;
+    }
+    const aria = e.getAttribute('aria-label');
+    if (aria) return squash(aria);
+    if (e.labels && e.labels.length) return squash(Array.from(e.labels, textOf).join(' '));
+    return '';
+  }
+
+  function nameOf(e, role) {
+    let n = labelOf(e);
+    if (!n) {
+      const tag = e.tagName;
+      if (tag === 'IMG' || (tag === 'INPUT' && e.type === 'image')) n = e.getAttribute('alt') || '';
+      else if (tag === 'INPUT' && (e.type === 'submit' || e.type === 'button' || e.type === 'reset')) n = e.value || (e.type === 'submit' ? 'Submit' : '');
+      else if (NAME_FROM_CONTENT.has(role)) n = textOf(e);
+      if (!n) n = e.getAttribute('title') || e.getAttribute('placeholder') || '';
+      if (!n && tag === 'IFRAME') n = e.getAttribute('name') || e.getAttribute('src') || '';
+    }
+    return clip(squash(n), 100);
+  }
+
+  function isInteractive(e, role) {
+    if (INTERACTIVE.has(role)) return true;
+    if (e.hasAttribute('onclick') || (e.tabIndex >= 0 && e.hasAttribute('tabindex'))) return true;
+    return false;
+  }
+
+  function refOf(e) {
+    let r = ids.get(e);
+    if (!r) {
+      r = prefix + next++;
+      ids.set(e, r);
+      refs.set(r, new WeakRef(e));
+    }
+    return r;
+  }
+
+  function resolve(ref) {
+    const w = refs.get(ref);
+    const e = w && w.deref();
+    if (!e || !e.isConnected) {
+      if (w) refs.delete(ref);
+      return null;
+    }
+    return e;
+  }
+
+  function states(e, role) {
+    const out = [];
+    if (role === 'heading') out.push('level=' + (e.getAttribute('aria-level') || e.tagName.slice(1)));
+    if (e.disabled || e.getAttribute('aria-disabled') === 'true') out.push('disabled');
+    if (role === 'checkbox' || role === 'radio' || role === 'switch' || role.startsWith('menuitem')) {
+      const c = e.checked !== undefined && e.tagName === 'INPUT' ? e.checked : e.getAttribute('aria-checked') === 'true';
+      if (c) out.push('checked');
+    }
+    const exp = e.getAttribute('aria-expanded');
+    if (exp !== null) out.push(exp === 'true' ? 'expanded' : 'collapsed');
+    if (e.tagName === 'DETAILS') out.push(e.open ? 'expanded' : 'collapsed');
+    if (e.getAttribute('aria-selected') === 'true' || (e.tagName === 'OPTION' && e.selected)) out.push('selected');
+    if (e.required) out.push('required');
+    if (e.readOnly && (e.tagName === 'INPUT' || e.tagName === 'TEXTAREA')) out.push('readonly');
+    if (e === e.ownerDocument.activeElement && e.tagName !== 'BODY') out.push('focused');
+    return out;
+  }
+
+  function valueOf(e, role) {
+    const tag = e.tagName;
+    if (tag === 'SELECT') {
+      const sel = Array.from(e.selectedOptions, (o) => squash(o.label || o.text));
+      return sel.length ? sel.join(', ') : null;
+    }
+    if (tag === 'INPUT') {
+      const t = e.type;
+      if (t === 'checkbox' || t === 'radio' || t === 'submit' || t === 'button' || t === 'reset' || t === 'image') return null;
+      if (t === 'password') return e.value ? '•'.repeat(Math.min(e.value.length, 8)) : '';
+      if (t === 'file') return Array.from(e.files || [], (f) => f.name).join(', ');
+      return e.value;
+    }
+    if (tag === 'TEXTAREA') return e.value;
+    if (role === 'textbox' && e.isContentEditable) return textOf(e);
+    if (role === 'slider' || role === 'spinbutton' || role === 'progressbar') return e.getAttribute('aria-valuenow') || e.value || null;
+    return null;
+  }
+
+  function visible(e) {
+    if (e.checkVisibility) return e.checkVisibility({ visibilityProperty: true });
+    return !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
+  }
+
+  function inViewport(e) {
+    const r = e.getBoundingClientRect();
+    const w = e.ownerDocument.defaultView;
+    return r.bottom > 0 && r.right > 0 && r.top < w.innerHeight && r.left < w.innerWidth;
+  }
+
+  function childrenOf(n) {
+    if (n.shadowRoot) return n.shadowRoot.childNodes;
+    if (n.tagName === 'SLOT') {
+      const a = n.assignedNodes({ flatten: true });
+      return a.length ? a : n.childNodes;
+    }
+    if (n.tagName === 'IFRAME') {
+      let d = null;
+      try { d = n.contentDocument; } catch (_) { d = null; }
+      return d && d.body ? [d.body] : [];
+    }
+    return n.childNodes;
+  }
+
+  // Walks from `root` and writes one line per meaningful node. Options:
+  // interactive (only actionable elements, flat), viewport (only what is on
+  // screen), maxBytes (stop there and say how much was left).
+  function snapshot(opts) {
+    const lines = [];
+    let bytes = 0;
+    let truncatedAt = -1;
+    let omitted = 0;
+    const frames = [];
+    const root = opts.root || document.body || document.documentElement;
+    const push = (line) => {
+      if (truncatedAt >= 0) { omitted++; return; }
+      if (bytes + line.length + 1 > opts.maxBytes) { truncatedAt = lines.length; omitted++; return; }
+      lines.push(line);
+      bytes += line.length + 1;
+    };
+
+    // Returns the inline text of a node when it is only text (to fold into its parent's line).
+    function walk(node, depth, pad) {
+      if (node.nodeType === 3) {
+        const t = squash(node.data);
+        if (t && !opts.interactive) push(pad + '- text: ' + quote(clip(t, 200)));
+        return;
+      }
+      if (node.nodeType !== 1 && node.nodeType !== 11) return;
+      if (node.nodeType === 1) {
+        if (SKIP.has(node.tagName)) return;
+        if (node.getAttribute('aria-hidden') === 'true') return;
+        if (!visible(node) && node.tagName !== 'OPTION' && !(node.tagName === 'INPUT' && (node.type === 'checkbox' || node.type === 'radio' || node.type === 'file'))) {
+          // display:contents elements report invisible but their children may show.
+          if (getComputedStyle(node).display !== 'contents') return;
+        }
+      }
+      const el = node.nodeType === 1 ? node : null;
+      const role = el ? roleOf(el) : '';
+      const interactive = el ? isInteractive(el, role) : false;
+      if (el && opts.viewport && !inViewport(el) && !el.shadowRoot && el.tagName !== 'IFRAME') {
+        // Off-screen: still descend, children may be positioned on screen.
+        if (!el.children.length) return;
+      }
+      if (el && role && role !== 'generic' && role !== 'presentation' && role !== 'none') {
+        const name = nameOf(el, role);
+        const val = valueOf(el, role);
+        const ref = interactive || ANCHORS.has(role) ? refOf(el) : '';
+        if (opts.interactive && !interactive) {
+          if (role === 'iframe') frames.push(refOf(el));
+          for (const c of childrenOf(el)) walk(c, depth, pad);
+          return;
+        }
+        if (role === 'row' && !opts.interactive) {
+          push(pad + '- row' + (ref ? ' [' + ref + ']' : '') + ': ' + rowText(el));
+          return;
+        }
+        let line = pad + '- ' + role;
+        if (name) line += ' ' + quote(name);
+        if (ref) line += ' [' + ref + ']';
+        const st = states(el, role);
+        if (st.length) line += ' ' + st.join(' ');
+        if (val !== null && val !== undefined) line += ' = ' + quote(clip(String(val), 200));
+        if (role === 'link' && !opts.interactive) {
+          const href = el.getAttribute('href');
+          if (href && !href.startsWith('javascript:') && href.length < 120) line += ' -> ' + href;
+        }
+        if (role === 'iframe') {
+          frames.push(ref);
+          push(line);
+          for (const c of childrenOf(el)) walk(c, depth + 1, pad + '  ');
+          return;
+        }
+        // Leaf-ish: name already carries the text of name-from-content roles.
+        if (NAME_FROM_CONTENT.has(role) && !hasElementChildWithRole(el)) { push(line); return; }
+        const inline = onlyText(el);
+        if (inline !== null) {
+          if (inline && inline !== name) line += ': ' + quote(clip(inline, 300));
+          push(line);
+          return;
+        }
+        push(line);
+        if (opts.interactive) { for (const c of childrenOf(el)) walk(c, depth, pad); return; }
+        for (const c of childrenOf(el)) walk(c, depth + 1, pad + '  ');
+        return;
+      }
+      if (el && interactive) {
+        // e.g. a div with onclick or tabindex: give it a ref and a name from its text.
+        const name = clip(textOf(el), 100);
+        push(pad + '- generic' + (name ? ' ' + quote(name) : '') + ' [' + refOf(el) + ']');
+        return;
+      }
+      for (const c of childrenOf(node)) walk(c, depth, pad);
+    }
+
+    function onlyText(el) {
+      if (el.shadowRoot || el.tagName === 'IFRAME' || el.tagName === 'SELECT') return null;
+      for (const c of el.children) {
+        if (roleOf(c) || isInteractive(c, '') || c.shadowRoot || c.tagName === 'IFRAME') return null;
+        if (c.children.length && onlyText(c) === null) return null;
+      }
+      return squash(el.innerText !== undefined ? el.innerText : el.textContent || '');
+    }
+
+    function hasElementChildWithRole(el) {
+      for (const c of el.querySelectorAll('*')) { const r = roleOf(c); if (r && r !== 'img') return true; }
+      return !!el.shadowRoot;
+    }
+
+    function rowText(tr) {
+      const parts = [];
+      for (const cell of tr.children) {
+        const inner = cell.querySelectorAll('a[href],button,input,select,textarea,[role=button],[role=link],[role=checkbox],[tabindex],[onclick]');
+        if (inner.length) {
+          const bits = [];
+          const txt = squash(cell.innerText || '');
+          for (const e of inner) {
+            const r = roleOf(e) || 'generic';
+            const n = nameOf(e, r);
+            const v = valueOf(e, r);
+            const st = states(e, r);
+            bits.push(r + (n ? ' ' + quote(n) : '') + ' [' + refOf(e) + ']' + (st.length ? ' ' + st.join(' ') : '') + (v !== null && v !== undefined && v !== '' ? ' = ' + quote(clip(String(v), 80)) : ''));
+          }
+          const own = txt && !bits.some((b) => b.includes(quote(txt))) ? quote(clip(txt, 80)) + ' ' : '';
+          parts.push(own + bits.join(' '));
+        } else {
+          parts.push(clip(squash(cell.innerText || ''), 120));
+        }
+      }
+      return parts.join(' | ');
+    }
+
+    const rootEl = root.nodeType === 1 ? root : null;
+    if (rootEl && opts.root) walk(rootEl, 0, '');
+    else for (const c of childrenOf(root)) walk(c, 0, '');
+    return { text: lines.join('\n'), omitted, next, frames, truncated: truncatedAt >= 0 };
+  }
+
+  // Finds elements by text, role and/or regex and returns them with refs and a little context.
+  function find(q) {
+    const re = q.regex ? new RegExp(q.regex, q.flags || 'i') : null;
+    const needle = q.text ? q.text.toLowerCase() : null;
+    const out = [];
+    let total = 0;
+    const seen = new Set();
+    const all = [];
+    (function collect(root) {
+      const tw = (root.ownerDocument || root).createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+      for (let n = tw.currentNode; n; n = tw.nextNode()) {
+        if (n.nodeType !== 1) continue;
+        all.push(n);
+        if (n.shadowRoot) collect(n.shadowRoot);
+        if (n.tagName === 'IFRAME') { try { if (n.contentDocument && n.contentDocument.body) collect(n.contentDocument.body); } catch (_) {} }
+      }
+    })(document.body || document.documentElement);
+    for (const e of all) {
+      if (SKIP.has(e.tagName)) continue;
+      const role = roleOf(e);
+      const interactive = isInteractive(e, role);
+      if (q.role && role !== q.role) continue;
+      if (!role && !interactive && !(needle || re)) continue;
+      const name = role || interactive ? nameOf(e, role) : '';
+      const val = valueOf(e, role);
+      let hay = name + (val ? ' ' + val : '');
+      if (!role && !interactive) {
+        // Plain containers match only on their own text nodes, so each hit is the innermost element.
+        hay = Array.from(e.childNodes).filter((c) => c.nodeType === 3).map((c) => c.data).join(' ');
+      }
+      hay = squash(hay);
+      if (!hay && (needle || re)) continue;
+      if (needle && !hay.toLowerCase().includes(needle)) continue;
+      if (re && !re.test(hay)) continue;
+      if (!visible(e)) continue;
+      // Prefer the actionable element: a text hit inside a button or link reports the button.
+      let target = e;
+      const act = e.closest('a[href],button,[role=button],[role=link],label,summary,option');
+      if (act && act !== e) target = act;
+      if (seen.has(target)) continue;
+      seen.add(target);
+      total++;
+      if (out.length >= q.limit) continue;
+      const r = roleOf(target) || 'text';
+      const n = target === e && !role && !interactive ? clip(hay, 100) : nameOf(target, r);
+      let line = '- ' + r + (n ? ' ' + quote(n) : '') + ' [' + refOf(target) + ']';
+      const st = states(target, r);
+      if (st.length) line += ' ' + st.join(' ');
+      const v = valueOf(target, r);
+      if (v !== null && v !== undefined) line += ' = ' + quote(clip(String(v), 80));
+      const ctx = contextOf(target);
+      if (ctx) line += ' in ' + ctx;
+      out.push(line);
+    }
+    return { text: out.join('\n'), total, next };
+  }
+
+  // The nearest labelled container: a row's first cell, a form, a section heading.
+  function contextOf(e) {
+    const row = e.closest('tr');
+    if (row && row.cells && row.cells.length) {
+      const first = squash(row.cells[0].innerText || '');
+      if (first) return 'row ' + quote(clip(first, 60));
+    }
+    for (let p = e.parentElement; p; p = p.parentElement) {
+      const role = roleOf(p);
+      if (role === 'form' || role === 'dialog' || role === 'region' || role === 'navigation' || role === 'listitem') {
+        const n = nameOf(p, role) || clip(textOf(p), 40);
+        return role + (n ? ' ' + quote(clip(n, 60)) : '') + ' [' + refOf(p) + ']';
+      }
+    }
+    return '';
+  }
+
+  // Describes an element for an action's answer: role "name" [ref].
+  function describe(e) {
+    const role = roleOf(e) || e.tagName.toLowerCase();
+    const name = nameOf(e, role);
+    return role + (name ? ' ' + quote(name) : '') + ' [' + refOf(e) + ']';
+  }
+
+  // Scrolls the element into view and returns its centre in this frame's
+  // viewport, plus whether another element covers that point.
+  function point(e) {
+    e.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    const rects = e.getClientRects();
+    if (!rects.length) return { error: 'not_visible' };
+    const r = rects[0];
+    const x = r.left + r.width / 2;
+    const y = r.top + r.height / 2;
+    let covered = null;
+    const hit = e.ownerDocument.elementFromPoint(x, y);
+    if (hit && hit !== e && !e.contains(hit) && !hit.contains(e) && !(e.labels && Array.from(e.labels).some((l) => l.contains(hit)))) {
+      let shadowHit = hit;
+      while (shadowHit && shadowHit.shadowRoot) {
+        const inner = shadowHit.shadowRoot.elementFromPoint(x, y);
+        if (!inner || inner === shadowHit) break;
+        shadowHit = inner;
+      }
+      if (shadowHit !== e && !e.contains(shadowHit)) covered = describe(hit);
+    }
+    // Same-origin iframes: add the offsets of every frame up to the top.
+    let ox = 0, oy = 0;
+    for (let w = e.ownerDocument.defaultView; w && w.frameElement; w = w.parent) {
+      const fr = w.frameElement.getBoundingClientRect();
+      ox += fr.left + w.frameElement.clientLeft;
+      oy += fr.top + w.frameElement.clientTop;
+    }
+    return { x: x + ox, y: y + oy, covered, width: r.width, height: r.height };
+  }
+
+  // Records DOM changes between start() and stop() as a few readable lines.
+  let observer = null;
+  let changes = null;
+  function watch() {
+    if (observer) observer.disconnect();
+    changes = { added: [], removed: 0, attrs: new Set(), text: [] };
+    observer = new MutationObserver((muts) => {
+      for (const m of muts) {
+        if (m.type === 'childList') {
+          for (const n of m.addedNodes) {
+            if (changes.added.length < 50) changes.added.push(n);
+          }
+          changes.removed += m.removedNodes.length;
+        } else if (m.type === 'attributes') {
+          changes.attrs.add(m.target);
+        } else if (m.type === 'characterData') {
+          if (changes.text.length < 50) changes.text.push(m.target);
+        }
+      }
+    });
+    observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true,
+      attributeFilter: ['aria-expanded', 'aria-checked', 'aria-selected', 'aria-hidden', 'disabled', 'open', 'hidden', 'class', 'style'] });
+  }
+  function collectChanges(limit) {
+    if (!observer) return [];
+    for (const m of observer.takeRecords()) {
+      if (m.type === 'childList') for (const n of m.addedNodes) changes.added.push(n);
+    }
+    observer.disconnect();
+    observer = null;
+    const lines = [];
+    const seen = new Set();
+    const add = (s) => { if (s && !seen.has(s) && lines.length < limit) { seen.add(s); lines.push(s); } };
+    for (const n of changes.added) {
+      if (!n.isConnected) continue;
+      if (n.nodeType === 3) { const t = squash(n.data); if (t) add('+ text ' + quote(clip(t, 120))); continue; }
+      if (n.nodeType !== 1 || SKIP.has(n.tagName) || !visible(n)) continue;
+      const role = roleOf(n);
+      if (role || isInteractive(n, role)) add('+ ' + describe(n));
+      else {
+        const t = clip(textOf(n), 120);
+        if (t) add('+ text ' + quote(t));
+      }
+      for (const c of n.querySelectorAll('a[href],button,input,select,textarea,[role]')) {
+        if (lines.length >= limit) break;
+        if (visible(c)) add('+ ' + describe(c));
+      }
+    }
+    for (const n of changes.text) {
+      if (n.isConnected && n.parentElement) add('~ text ' + quote(clip(squash(n.data), 120)));
+    }
+    for (const e of changes.attrs) {
+      if (!e.isConnected) continue;
+      const role = roleOf(e);
+      if (!role && !isInteractive(e, role)) continue;
+      const st = states(e, role);
+      add('~ ' + describe(e) + (st.length ? ' ' + st.join(' ') : '') + (visible(e) ? '' : ' hidden'));
+    }
+    if (changes.removed) add('- ' + changes.removed + ' node' + (changes.removed === 1 ? '' : 's') + ' removed');
+    changes = null;
+    return lines;
+  }
+
+  globalThis.__lumo = {
+    setPrefix(p, n) { prefix = p; if (n > next) next = n; return next; },
+    nextRef() { return next; },
+    snapshot(opts) {
+      if (opts.next > next) next = opts.next;
+      if (opts.ref) {
+        const e = resolve(opts.ref);
+        if (!e) return { error: 'stale_ref' };
+        opts.root = e;
+      }
+      return snapshot(opts);
+    },
+    find(q) { if (q.next > next) next = q.next; return find(q); },
+    resolve, describe, point, watch, collectChanges, refOf, roleOf, nameOf, valueOf, states,
+  };
+})();

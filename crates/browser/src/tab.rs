@@ -1,0 +1,239 @@
+//! One tab: its CDP session and what lumo has seen happen in it (console,
+//! network, dialogs, file choosers, loading), kept current by the event pump.
+
+use std::collections::VecDeque;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
+
+use serde_json::Value;
+use tokio::sync::Notify;
+
+/// How many console messages and network requests a tab keeps.
+pub(crate) const CONSOLE_CAP: usize = 1000;
+pub(crate) const NETWORK_CAP: usize = 2000;
+
+#[derive(Debug, Clone)]
+pub(crate) struct ConsoleEntry {
+    pub(crate) level: String,
+    pub(crate) text: String,
+    pub(crate) location: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Request {
+    pub(crate) id: String,
+    pub(crate) url: String,
+    pub(crate) method: String,
+    pub(crate) resource_type: String,
+    pub(crate) status: Option<i64>,
+    pub(crate) mime: String,
+    pub(crate) request_headers: Value,
+    pub(crate) response_headers: Value,
+    pub(crate) post_data: Option<String>,
+    pub(crate) encoded_size: Option<f64>,
+    pub(crate) failure: Option<String>,
+    pub(crate) finished: bool,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Dialog {
+    pub(crate) kind: String,
+    pub(crate) message: String,
+    pub(crate) default_prompt: String,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct FileChooser {
+    pub(crate) backend_node_id: i64,
+    pub(crate) multiple: bool,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct TabState {
+    pub(crate) url: String,
+    pub(crate) title: String,
+    pub(crate) loading: bool,
+    /// Bumped on every main-frame navigation (new document).
+    pub(crate) navigations: u64,
+    pub(crate) last_network_activity: Option<Instant>,
+    pub(crate) inflight: usize,
+    pub(crate) console: VecDeque<ConsoleEntry>,
+    pub(crate) requests: VecDeque<Request>,
+    pub(crate) dialog: Option<Dialog>,
+    pub(crate) file_chooser: Option<FileChooser>,
+    /// The next ref number: refs never repeat within a tab, even across documents,
+    /// so a ref from an old page can never name an element of a new one.
+    pub(crate) next_ref: u64,
+    /// The isolated world's execution context that has lumo's helper installed.
+    pub(crate) world: Option<i64>,
+    pub(crate) main_frame: String,
+}
+
+/// A tab lumo is attached to.
+#[derive(Debug)]
+pub(crate) struct Tab {
+    pub(crate) target_id: String,
+    pub(crate) session_id: String,
+    state: Mutex<TabState>,
+    /// Woken on every event of this tab; waits re-check their condition.
+    pub(crate) changed: Notify,
+    /// Serialises actions and reads on this tab.
+    pub(crate) busy: tokio::sync::Mutex<()>,
+}
+
+impl Tab {
+    pub(crate) fn new(target_id: String, session_id: String, main_frame: String) -> Self {
+        let state = TabState { next_ref: 1, main_frame, ..TabState::default() };
+        Self { target_id, session_id, state: Mutex::new(state), changed: Notify::new(), busy: Default::default() }
+    }
+
+    pub(crate) fn state(&self) -> MutexGuard<'_, TabState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Applies one CDP event of this tab's session.
+    pub(crate) fn on_event(&self, method: &str, params: &Value) {
+        let str_of = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        {
+            let mut s = self.state();
+            match method {
+                "Page.frameNavigated" => {
+                    let frame = &params["frame"];
+                    if frame.get("parentId").is_none() {
+                        s.url = str_of(&frame["url"]);
+                        s.main_frame = str_of(&frame["id"]);
+                        s.navigations += 1;
+                        s.world = None;
+                        s.requests.retain(|r| !r.finished);
+                        s.file_chooser = None;
+                    }
+                }
+                "Page.navigatedWithinDocument" => s.url = str_of(&params["url"]),
+                "Page.frameStartedLoading" if params["frameId"].as_str() == Some(&s.main_frame) => s.loading = true,
+                "Page.frameStoppedLoading" if params["frameId"].as_str() == Some(&s.main_frame) => s.loading = false,
+                "Page.loadEventFired" => s.loading = false,
+                "Page.javascriptDialogOpening" => {
+                    s.dialog = Some(Dialog {
+                        kind: str_of(&params["type"]),
+                        message: str_of(&params["message"]),
+                        default_prompt: str_of(&params["defaultPrompt"]),
+                    })
+                }
+                "Page.javascriptDialogClosed" => s.dialog = None,
+                "Page.fileChooserOpened" => {
+                    s.file_chooser = Some(FileChooser {
+                        backend_node_id: params["backendNodeId"].as_i64().unwrap_or(0),
+                        multiple: params["mode"].as_str() == Some("selectMultiple"),
+                    })
+                }
+                "Runtime.executionContextsCleared" => s.world = None,
+                "Runtime.consoleAPICalled" => {
+                    let text = params["args"].as_array().map(|args| args.iter().map(remote_object_text).collect::<Vec<_>>().join(" ")).unwrap_or_default();
+                    let frame = &params["stackTrace"]["callFrames"][0];
+                    let location = frame["url"].as_str().map(|u| format!("{u}:{}", frame["lineNumber"].as_i64().unwrap_or(0) + 1)).unwrap_or_default();
+                    push_capped(&mut s.console, ConsoleEntry { level: console_level(params["type"].as_str().unwrap_or("log")), text, location }, CONSOLE_CAP);
+                }
+                "Runtime.exceptionThrown" => {
+                    let details = &params["exceptionDetails"];
+                    let text = details["exception"]["description"].as_str().or(details["text"].as_str()).unwrap_or("exception").to_string();
+                    let location = format!("{}:{}", details["url"].as_str().unwrap_or(""), details["lineNumber"].as_i64().unwrap_or(0) + 1);
+                    push_capped(&mut s.console, ConsoleEntry { level: "error".into(), text, location }, CONSOLE_CAP);
+                }
+                "Network.requestWillBeSent" => {
+                    let request = &params["request"];
+                    let id = str_of(&params["requestId"]);
+                    s.inflight += 1;
+                    s.last_network_activity = Some(Instant::now());
+                    // A redirect reuses the id: keep one entry, the latest hop.
+                    s.requests.retain(|r| r.id != id);
+                    let entry = Request {
+                        id,
+                        url: str_of(&request["url"]),
+                        method: str_of(&request["method"]),
+                        resource_type: str_of(&params["type"]),
+                        request_headers: request["headers"].clone(),
+                        post_data: request["postData"].as_str().map(str::to_string),
+                        ..Request::default()
+                    };
+                    push_capped(&mut s.requests, entry, NETWORK_CAP);
+                }
+                "Network.responseReceived" => {
+                    let response = &params["response"];
+                    if let Some(r) = find_request(&mut s, &params["requestId"]) {
+                        r.status = response["status"].as_i64();
+                        r.mime = str_of(&response["mimeType"]);
+                        r.response_headers = response["headers"].clone();
+                        if r.resource_type.is_empty() {
+                            r.resource_type = str_of(&params["type"]);
+                        }
+                    }
+                }
+                "Network.loadingFinished" | "Network.loadingFailed" => {
+                    s.inflight = s.inflight.saturating_sub(1);
+                    s.last_network_activity = Some(Instant::now());
+                    let failed = method == "Network.loadingFailed";
+                    if let Some(r) = find_request(&mut s, &params["requestId"]) {
+                        r.finished = true;
+                        r.encoded_size = params["encodedDataLength"].as_f64();
+                        if failed {
+                            r.failure = Some(str_of(&params["errorText"]));
+                        }
+                    }
+                }
+                _ => return,
+            }
+        }
+        self.changed.notify_waiters();
+    }
+
+    /// The one-line notices every answer carries while something waits on the agent.
+    pub(crate) fn pending_notices(&self) -> Vec<String> {
+        let s = self.state();
+        let mut notices = Vec::new();
+        if let Some(d) = &s.dialog {
+            notices.push(format!(
+                "A {} dialog is open: {:?}. Answer it with page_dialog (accept or dismiss); the page is blocked until then.",
+                d.kind, d.message
+            ));
+        }
+        if let Some(f) = &s.file_chooser {
+            notices.push(format!(
+                "A file chooser is open ({}). Answer it with file_upload {{paths}}.",
+                if f.multiple { "several files" } else { "one file" }
+            ));
+        }
+        notices
+    }
+}
+
+fn find_request<'a>(s: &'a mut TabState, id: &Value) -> Option<&'a mut Request> {
+    let id = id.as_str()?;
+    s.requests.iter_mut().rev().find(|r| r.id == id)
+}
+
+fn push_capped<T>(queue: &mut VecDeque<T>, item: T, cap: usize) {
+    if queue.len() >= cap {
+        queue.pop_front();
+    }
+    queue.push_back(item);
+}
+
+fn console_level(kind: &str) -> String {
+    match kind {
+        "error" | "assert" => "error",
+        "warning" => "warning",
+        "debug" => "debug",
+        "info" => "info",
+        _ => "log",
+    }
+    .to_string()
+}
+
+/// A short text for a console argument: its value, or its description.
+pub(crate) fn remote_object_text(arg: &Value) -> String {
+    match &arg["value"] {
+        Value::String(s) => s.clone(),
+        Value::Null => arg["description"].as_str().or(arg["unserializableValue"].as_str()).unwrap_or(arg["type"].as_str().unwrap_or("")).to_string(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,184 @@
+//! What a tool is: its spec (name, description, schema, hints), its output,
+//! and the glue that turns a typed handler into one the catalog can call.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use lumo_protocol::{ErrorCode, ToolFailure};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// MCP tool annotations, as lumo uses them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Hints {
+    /// Does not change the page or anything else.
+    pub read_only: bool,
+    /// May have effects the user would want to confirm.
+    pub destructive: bool,
+    /// Reaches outside the local machine (navigation to arbitrary URLs).
+    pub open_world: bool,
+}
+
+impl Hints {
+    /// Reads only.
+    pub const READ: Hints = Hints { read_only: true, destructive: false, open_world: false };
+    /// Acts on the page (click, type…): not read-only, not destructive.
+    pub const ACT: Hints = Hints { read_only: false, destructive: false, open_world: false };
+    /// Runs code or otherwise has effects that cannot be foreseen.
+    pub const DESTRUCTIVE: Hints = Hints { read_only: false, destructive: true, open_world: true };
+    /// Loads URLs.
+    pub const OPEN: Hints = Hints { read_only: false, destructive: false, open_world: true };
+}
+
+/// A tool as the catalog lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// The exposed name, e.g. `page_click`.
+    pub name: String,
+    /// One line for the model.
+    pub description: String,
+    /// JSON Schema of the arguments (an object schema).
+    pub input_schema: Value,
+    /// Annotations.
+    pub hints: Hints,
+    /// Whether its results are page or provider content (fenced as untrusted by the gate).
+    pub untrusted_output: bool,
+}
+
+/// An image in a tool's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Image {
+    /// e.g. `image/png`.
+    pub mime: String,
+    /// Base64 data.
+    pub data: String,
+}
+
+/// What a tool returns on success.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolOutput {
+    /// lumo's own words: what happened (trusted).
+    pub text: String,
+    /// Content that came from the page or a provider (fenced as untrusted by the gate).
+    pub page_text: Option<String>,
+    /// Machine-readable result.
+    pub structured: Option<Value>,
+    /// Images.
+    pub images: Vec<Image>,
+}
+
+impl ToolOutput {
+    /// A plain text answer.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self { text: text.into(), ..Self::default() }
+    }
+    /// Adds page content.
+    pub fn with_page_text(mut self, text: impl Into<String>) -> Self {
+        self.page_text = Some(text.into());
+        self
+    }
+    /// Adds structured data.
+    pub fn with_structured(mut self, value: Value) -> Self {
+        self.structured = Some(value);
+        self
+    }
+}
+
+/// A tool's result.
+pub type ToolResult = Result<ToolOutput, ToolFailure>;
+type BoxFuture = Pin<Box<dyn Future<Output = ToolResult> + Send>>;
+type Handler<C> = Arc<dyn Fn(C, Value) -> BoxFuture + Send + Sync>;
+
+/// A tool with its handler, generic over the context it runs in.
+pub struct Tool<C> {
+    /// The spec.
+    pub spec: ToolSpec,
+    handler: Handler<C>,
+}
+
+impl<C> Clone for Tool<C> {
+    fn clone(&self) -> Self {
+        Self { spec: self.spec.clone(), handler: self.handler.clone() }
+    }
+}
+
+impl<C: Send + 'static> Tool<C> {
+    /// Makes a tool from a handler taking typed arguments `A`; the schema comes from `A`.
+    pub fn new<A, F, Fut>(name: &str, description: &str, hints: Hints, handler: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(C, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ToolResult> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        Self {
+            spec: ToolSpec {
+                name: name.to_string(),
+                description: description.to_string(),
+                input_schema: schema_of::<A>(),
+                hints,
+                untrusted_output: false,
+            },
+            handler: Arc::new(move |ctx, args| {
+                let handler = handler.clone();
+                Box::pin(async move {
+                    let args: A = parse_args(args)?;
+                    handler(ctx, args).await
+                })
+            }),
+        }
+    }
+
+    /// Marks the tool's output as page content.
+    pub fn untrusted(mut self) -> Self {
+        self.spec.untrusted_output = true;
+        self
+    }
+
+    /// Runs the tool.
+    pub fn call(&self, ctx: C, args: Value) -> impl Future<Output = ToolResult> + Send + 'static {
+        (self.handler)(ctx, args)
+    }
+}
+
+/// Deserializes arguments, naming the field that is wrong.
+pub fn parse_args<A: DeserializeOwned>(args: Value) -> Result<A, ToolFailure> {
+    let args = if args.is_null() { Value::Object(Default::default()) } else { args };
+    serde_json::from_value(args).map_err(|e| ToolFailure::new(ErrorCode::InvalidArguments, e.to_string()))
+}
+
+/// The JSON Schema of `A`, inlined and without the noise the model does not need.
+pub fn schema_of<A: JsonSchema>() -> Value {
+    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| {
+        s.inline_subschemas = true;
+        s.meta_schema = None;
+    });
+    let mut schema = settings.into_generator().into_root_schema_for::<A>().to_value();
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("title");
+        object.entry("properties").or_insert_with(|| Value::Object(Default::default()));
+    }
+    strip_formats(&mut schema);
+    schema
+}
+
+/// schemars adds `format: uint32` and the like, which validators and models ignore: drop them.
+fn strip_formats(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.get("format").and_then(Value::as_str).is_some_and(|f| f.starts_with("int") || f.starts_with("uint") || f == "double" || f == "float") {
+                map.remove("format");
+            }
+            map.values_mut().for_each(strip_formats);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_formats),
+        _ => {}
+    }
+}
+
+/// Shorthand for a failure.
+pub fn fail(code: ErrorCode, message: impl Into<String>) -> ToolFailure {
+    ToolFailure::new(code, message)
+}
