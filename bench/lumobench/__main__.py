@@ -46,6 +46,13 @@ def chromium_version() -> str:
         return "unknown"
 
 
+def _node_version() -> str:
+    try:
+        return subprocess.run(["node", "--version"], capture_output=True, text=True, timeout=20).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     mode = "full" if args.full else "quick"
     rounds = args.rounds or (5 if mode == "full" else 1)
@@ -56,6 +63,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     extra_pages = ("article.html", "frames.html")
 
     workdir = CACHE / "work"
+    for log in workdir.glob("*.stderr.log"):
+        log.unlink()
     fixture_dir = CACHE / "pages"
     element_counts = pages.generate(fixture_dir, sizes)
 
@@ -70,6 +79,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 
     runs: list[dict[str, Any]] = []
     started = time.time()
+    load_start = os.getloadavg()
     with pages.PageServer(fixture_dir) as ps:
         for r in range(rounds):
             order = runnable[r % len(runnable):] + runnable[:r % len(runnable)]
@@ -93,7 +103,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "rounds": rounds,
         "duration_s": round(time.time() - started, 1),
         "machine": {"cpus": os.cpu_count(), "kernel": platform.release(), "python": platform.python_version(),
-                    "chromium": chromium_version()},
+                    "chromium": chromium_version(), "node": _node_version(),
+                    "loadavg_start": load_start, "loadavg_end": os.getloadavg()},
         "chromium_flags": list(CHROMIUM_FLAGS),
         "peer_extra_flags": args.peer_flag,
         "pages": page_names,

@@ -9,7 +9,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 # =========================================================================== memory
 
@@ -173,7 +174,7 @@ class MemorySampler:
             self.browser_main = find_browser_main(self.root)
         return s
 
-    def start(self) -> "MemorySampler":
+    def start(self) -> MemorySampler:
         self._thread.start()
         return self
 
@@ -392,7 +393,8 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [
         f"# lumo benchmark — {meta['mode']} run, {meta['timestamp']}",
         "",
-        f"Machine: {meta['machine']['cpus']} CPUs, {meta['machine']['chromium']}, "
+        f"Machine: {meta['machine']['cpus']} CPUs, load {meta['machine']['loadavg_start'][0]:.2f} at start, "
+        f"{meta['machine']['chromium']}, node {meta['machine']['node']}, "
         f"rounds: {meta['rounds']} (interleaved), pages: {', '.join(meta['pages'])}.",
         "",
         "Servers: " + "; ".join(
@@ -506,7 +508,7 @@ def chart(result: dict[str, Any], path: Path) -> None:
     brw = [med(s, "memory/peak/browser_pss_mb") for s in servers]
     ax.bar(xs, srv, 0.6, label="server PSS", color="#555555")
     ax.bar(xs, brw, 0.6, bottom=srv, label="browser PSS", color="#aaaaaa")
-    for x, a, b in zip(xs, srv, brw):
+    for x, a, b in zip(xs, srv, brw, strict=True):
         ax.text(x, a + b, f"{a:.0f} + {b:.0f}", ha="center", va="bottom", fontsize=9)
     ax.set_xticks(list(xs))
     ax.set_xticklabels(servers)

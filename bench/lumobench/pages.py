@@ -221,7 +221,7 @@ def form_page() -> str:
     checks = ",".join(
         f'["{f.key}","{f.kind}",{_js_str(f.expected)}]' for f in FORM_FIELDS)
     script = """<script>
-const EXPECTED=[%s];
+const EXPECTED=[__EXPECTED__];
 document.getElementById('reg').addEventListener('submit',e=>{e.preventDefault();
  const bad=[];const fd=e.target.elements;
  for(const [k,kind,v] of EXPECTED){
@@ -233,7 +233,7 @@ document.getElementById('reg').addEventListener('submit',e=>{e.preventDefault();
  }
  document.getElementById('result').textContent = bad.length? 'Form mismatch: '+bad.join(', ') : 'Form submitted: OK';
 });
-</script>""" % checks
+</script>""".replace("__EXPECTED__", checks)
     return (_HEAD.format(title="Registration") + "<h1>Registration</h1>"
             + '<form id="reg">' + "".join(rows)
             + '<button type="submit">Submit form</button></form>'
@@ -278,7 +278,8 @@ def frames_page() -> str:
             '<iframe id="frame" title="Inner frame" src="frame-inner.html" width="400" height="120"></iframe>'
             "<script>const root=document.getElementById('host').attachShadow({mode:'open'});"
             f"root.innerHTML='<p>{SHADOW_MARKER}</p><button id=\"sb\">Shadow button</button>';"
-            "root.getElementById('sb').onclick=()=>{document.getElementById('shadow-status').textContent='Shadow clicked'};"
+            "root.getElementById('sb').onclick=()=>{"
+            "document.getElementById('shadow-status').textContent='Shadow clicked'};"
             "</script><p id=\"shadow-status\">Shadow idle</p>" + _TAIL)
 
 
@@ -339,7 +340,7 @@ class PageServer:
     def url(self, name: str) -> str:
         return f"{self.base}/{name}"
 
-    def __enter__(self) -> "PageServer":
+    def __enter__(self) -> PageServer:
         self._thread.start()
         return self
 

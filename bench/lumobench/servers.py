@@ -19,7 +19,8 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from .pages import FormField
 
@@ -57,13 +58,13 @@ LUMO: dict[str, Any] = {
     "type": ("page_type", lambda ref, text, submit=False: {"ref": ref, "text": text, "submit": submit}),
     # fields: [(ref, FormField)]; value strings, checkboxes "true"/"false", selects the option label.
     "fill_form": ("page_fill_form", lambda fields: {
-        "fields": [{"ref": ref, "value": f.value} for ref, f in fields]}),
+        "fields": [{"ref": ref, "value": "true" if f.kind == "radio" else f.value} for ref, f in fields]}),
     "dialog": ("page_dialog", lambda accept, prompt_text=None: {
         "accept": accept, **({"prompt_text": prompt_text} if prompt_text is not None else {})}),
     "evaluate": ("devtools_evaluate", lambda expression: {"expression": expression}),
-    # How the article task reads one section: find the section headings, then
-    # snapshot the subtree of the n-th one.
-    "section_find": {"role": "heading"},
+    # How the article task reads one section: page_find the sections (<section
+    # aria-labelledby> has role "region"), then page_snapshot the n-th one's ref.
+    "section_find": {"role": "region"},
 }
 # =========================================================================== end lumo
 
@@ -355,10 +356,12 @@ class LumoAdapter(Adapter):
 
     async def read_section(self, url: str, nth: int) -> None:
         found = await self.find(**LUMO["section_find"])
-        headings = [line for line in found.text.splitlines() if self.ref_re.search(line)]
-        if len(headings) < nth:
-            raise ToolError(f"page_find returned {len(headings)} headings, wanted #{nth}")
-        await self.snapshot(self._line_ref(headings[nth - 1]))
+        role = LUMO["section_find"].get("role", "region")
+        sections = [line for line in found.text.splitlines()
+                    if self.ref_re.search(line) and self._has_role(line.split('"')[0], role)]
+        if len(sections) < nth:
+            raise ToolError(f"page_find returned {len(sections)} {role} lines, wanted #{nth}")
+        await self.snapshot(self._line_ref(sections[nth - 1]))
 
 
 # --------------------------------------------------------------------------- specs
@@ -444,7 +447,7 @@ def devtools_spec(cache: Path, workdir: Path, extra_flags: tuple[str, ...] = ())
 
 def lumo_spec(repo: Path, workdir: Path) -> ServerSpec:
     workdir.mkdir(parents=True, exist_ok=True)
-    binary = os.environ.get("LUMO_BIN") or str(repo / "target" / "release" / "lumo")
+    binary = os.path.abspath(os.environ.get("LUMO_BIN") or str(repo / "target" / "release" / "lumo"))
     args = os.environ["LUMO_ARGS"].split() if os.environ.get("LUMO_ARGS") else list(LUMO["args"])
     spec = ServerSpec(name="lumo", command=binary, args=args, adapter=LumoAdapter, env=dict(LUMO["env"]),
                       cwd=workdir)

@@ -4,10 +4,12 @@ click/type round trips, the agent-economy tasks, and memory sampling."""
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
+from collections.abc import Awaitable, Callable
 
 import anyio
 from mcp.client.session import ClientSession
@@ -109,7 +111,8 @@ class Task:
     run: Callable[[Adapter, PageServer], Awaitable[None]]
     # JS expression (string result) the harness evaluates afterwards, not counted; None: use `seen`.
     check: str | None
-    success: str  # must appear in the check result / in the text the model received
+    success: str  # must appear in the check result (or, without a check, in what the model received)
+    markers: tuple[str, ...] = ()  # what "seen" looks for in the model's text (default: success)
 
 
 TASKS: tuple[Task, ...] = (
@@ -122,7 +125,7 @@ TASKS: tuple[Task, ...] = (
     Task("frames", task_frames,
          "document.getElementById('shadow-status').textContent + ' / ' + "
          "document.getElementById('frame').contentDocument.getElementById('fstatus').textContent",
-         "Shadow clicked / Frame clicked"),
+         "Shadow clicked / Frame clicked", ("Shadow clicked", "Frame clicked")),
 )
 
 
@@ -137,7 +140,7 @@ async def run_task(a: Adapter, ps: PageServer, task: Task) -> dict[str, Any]:
     ms = (time.perf_counter() - t0) * 1000
     ledger, a.ledger, a.phase = a.ledger, None, ""
     text = "\n".join(x.text for x in ledger)
-    seen = task.success in text
+    seen = all(m in text for m in (task.markers or (task.success,)))
     ok = seen
     check_text = None
     if task.check is not None:
@@ -186,6 +189,10 @@ async def run_session(spec: ServerSpec, ps: PageServer, opt: SessionOptions) -> 
     params = StdioServerParameters(command=spec.command, args=spec.args, env=spec.env or None,
                                    cwd=str(spec.cwd) if spec.cwd else None)
     opt.workdir.mkdir(parents=True, exist_ok=True)
+    if spec.cwd and spec.cwd.is_dir():  # output files of the previous session (snapshots, logs)
+        for sub in spec.cwd.iterdir():
+            if sub.is_dir():
+                shutil.rmtree(sub, ignore_errors=True)
     sampler: metrics.MemorySampler | None = None
     with open(opt.workdir / f"{spec.name}.stderr.log", "a") as errlog:
         errlog.write(f"\n==== round {opt.round} {time.strftime('%H:%M:%S')}\n")

@@ -1,1 +1,34 @@
-//! placeholder
+//! lumo-browser: lumo's built-in browser tools over the Chrome DevTools
+//! Protocol.
+//!
+//! - [`Session`] is the browser lumo drives: launched on first use (or
+//!   attached to), its tabs followed by one event pump, restarted after a crash.
+//! - [`builtin_tools`] lists every built-in tool as a [`Tool`]: a
+//!   [`ToolSpec`] (name, description, JSON Schema, hints) and a handler.
+//!   Each family lives in one file under `tools/` (`page_click` is in
+//!   `tools/input.rs`).
+//! - Page reading and acting go through a helper script that runs in an
+//!   isolated world, so the page cannot see or tamper with it. Refs (`e12`)
+//!   name elements; they never repeat within a tab, so a ref from an old
+//!   page fails as `stale_ref` instead of hitting another element.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use std::sync::Arc;
+//! let session = Arc::new(lumo_browser::Session::new(lumo_browser::BrowserSource::Launch(Default::default())));
+//! let tools = lumo_browser::builtin_tools();
+//! let navigate = tools.iter().find(|t| t.spec.name == "browser_navigate").expect("listed");
+//! let answer = navigate.call(session.clone(), serde_json::json!({"url": "https://example.com"})).await;
+//! # }
+//! ```
+
+mod action;
+mod page;
+mod session;
+mod tab;
+mod tool;
+mod tools;
+
+pub use session::{BrowserSource, Session};
+pub use tool::{Hints, Image, Tool, ToolOutput, ToolResult, ToolSpec, fail, parse_args, schema_of};
+pub use tools::builtin_tools;

@@ -22,6 +22,8 @@ pub(crate) struct ConsoleEntry {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Request {
     pub(crate) id: String,
+    /// The short number tools show (`#12`); never repeats within a tab.
+    pub(crate) seq: u64,
     pub(crate) url: String,
     pub(crate) method: String,
     pub(crate) resource_type: String,
@@ -59,6 +61,8 @@ pub(crate) struct TabState {
     pub(crate) inflight: usize,
     pub(crate) console: VecDeque<ConsoleEntry>,
     pub(crate) requests: VecDeque<Request>,
+    /// The last request number given out.
+    pub(crate) request_seq: u64,
     pub(crate) dialog: Option<Dialog>,
     pub(crate) file_chooser: Option<FileChooser>,
     /// The next ref number: refs never repeat within a tab, even across documents,
@@ -128,26 +132,51 @@ impl Tab {
                 }
                 "Runtime.executionContextsCleared" => s.world = None,
                 "Runtime.consoleAPICalled" => {
-                    let text = params["args"].as_array().map(|args| args.iter().map(remote_object_text).collect::<Vec<_>>().join(" ")).unwrap_or_default();
+                    let text = params["args"]
+                        .as_array()
+                        .map(|args| args.iter().map(remote_object_text).collect::<Vec<_>>().join(" "))
+                        .unwrap_or_default();
                     let frame = &params["stackTrace"]["callFrames"][0];
-                    let location = frame["url"].as_str().map(|u| format!("{u}:{}", frame["lineNumber"].as_i64().unwrap_or(0) + 1)).unwrap_or_default();
-                    push_capped(&mut s.console, ConsoleEntry { level: console_level(params["type"].as_str().unwrap_or("log")), text, location }, CONSOLE_CAP);
+                    let location = frame["url"]
+                        .as_str()
+                        .map(|u| format!("{u}:{}", frame["lineNumber"].as_i64().unwrap_or(0) + 1))
+                        .unwrap_or_default();
+                    push_capped(
+                        &mut s.console,
+                        ConsoleEntry { level: console_level(params["type"].as_str().unwrap_or("log")), text, location },
+                        CONSOLE_CAP,
+                    );
                 }
                 "Runtime.exceptionThrown" => {
                     let details = &params["exceptionDetails"];
-                    let text = details["exception"]["description"].as_str().or(details["text"].as_str()).unwrap_or("exception").to_string();
-                    let location = format!("{}:{}", details["url"].as_str().unwrap_or(""), details["lineNumber"].as_i64().unwrap_or(0) + 1);
+                    let text = details["exception"]["description"]
+                        .as_str()
+                        .or(details["text"].as_str())
+                        .unwrap_or("exception")
+                        .to_string();
+                    let location = format!(
+                        "{}:{}",
+                        details["url"].as_str().unwrap_or(""),
+                        details["lineNumber"].as_i64().unwrap_or(0) + 1
+                    );
                     push_capped(&mut s.console, ConsoleEntry { level: "error".into(), text, location }, CONSOLE_CAP);
                 }
                 "Network.requestWillBeSent" => {
                     let request = &params["request"];
                     let id = str_of(&params["requestId"]);
-                    s.inflight += 1;
+                    // A redirect reuses the id (and ends with one loadingFinished): keep
+                    // one entry, the latest hop, and count it in flight once.
+                    if params.get("redirectResponse").is_none() {
+                        s.inflight += 1;
+                    }
+                    let hop = s.requests.iter().find(|r| r.id == id).map(|r| r.seq);
                     s.last_network_activity = Some(Instant::now());
-                    // A redirect reuses the id: keep one entry, the latest hop.
                     s.requests.retain(|r| r.id != id);
+                    let seq = hop.unwrap_or(s.request_seq + 1);
+                    s.request_seq = s.request_seq.max(seq);
                     let entry = Request {
                         id,
+                        seq,
                         url: str_of(&request["url"]),
                         method: str_of(&request["method"]),
                         resource_type: str_of(&params["type"]),
@@ -233,7 +262,11 @@ fn console_level(kind: &str) -> String {
 pub(crate) fn remote_object_text(arg: &Value) -> String {
     match &arg["value"] {
         Value::String(s) => s.clone(),
-        Value::Null => arg["description"].as_str().or(arg["unserializableValue"].as_str()).unwrap_or(arg["type"].as_str().unwrap_or("")).to_string(),
+        Value::Null => arg["description"]
+            .as_str()
+            .or(arg["unserializableValue"].as_str())
+            .unwrap_or(arg["type"].as_str().unwrap_or(""))
+            .to_string(),
         other => other.to_string(),
     }
 }

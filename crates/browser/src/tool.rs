@@ -168,7 +168,11 @@ pub fn schema_of<A: JsonSchema>() -> Value {
 fn strip_formats(value: &mut Value) {
     match value {
         Value::Object(map) => {
-            if map.get("format").and_then(Value::as_str).is_some_and(|f| f.starts_with("int") || f.starts_with("uint") || f == "double" || f == "float") {
+            if map
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| f.starts_with("int") || f.starts_with("uint") || f == "double" || f == "float")
+            {
                 map.remove("format");
             }
             map.values_mut().for_each(strip_formats);

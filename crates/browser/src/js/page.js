@@ -300,7 +300,10 @@
 
   // Finds elements by text, role and/or regex and returns them with refs and a little context.
   function find(q) {
-    const re = q.regex ? new RegExp(q.regex, q.flags || 'i') : null;
+    let re = null;
+    if (q.regex) {
+      try { re = new RegExp(q.regex, 'i'); } catch (err) { return { error: 'regex: ' + err.message }; }
+    }
     const needle = q.text ? q.text.toLowerCase() : null;
     const out = [];
     let total = 0;
@@ -472,6 +475,18 @@
     return lines;
   }
 
+  // Scrolls an element's own box (or the page when el is null); says where it ended.
+  function scroll(el, o) {
+    if (Array.isArray(el)) { o = el[1]; el = el[0]; }
+    if (el && o.intoView) { el.scrollIntoView({ block: 'center', behavior: 'instant' }); return describe(el) + ' is in view'; }
+    const box = el || document.scrollingElement || document.documentElement;
+    if (o.edge === 'top') box.scrollTo({ top: 0, behavior: 'instant' });
+    else if (o.edge === 'bottom') box.scrollTo({ top: box.scrollHeight, behavior: 'instant' });
+    else box.scrollBy({ left: o.dx, top: o.dy, behavior: 'instant' });
+    const h = Math.max(0, box.scrollHeight - box.clientHeight);
+    return (el ? describe(el) : 'Page') + ' scrolled to ' + Math.round(box.scrollTop) + 'px of ' + Math.round(h) + 'px';
+  }
+
   globalThis.__lumo = {
     setPrefix(p, n) { prefix = p; if (n > next) next = n; return next; },
     nextRef() { return next; },
@@ -485,6 +500,15 @@
       return snapshot(opts);
     },
     find(q) { if (q.next > next) next = q.next; return find(q); },
-    resolve, describe, point, watch, collectChanges, refOf, roleOf, nameOf, valueOf, states,
+    // page_wait's probes: is the text shown (case-insensitive, open shadow roots too)? Is the ref shown?
+    hasText(t) {
+      const want = squash(t).toLowerCase();
+      const shows = (root) => squash(root.innerText || '').toLowerCase().includes(want)
+        || Array.from(root.querySelectorAll('*')).some((e) => e.shadowRoot
+          && Array.from(e.shadowRoot.children).some((c) => !SKIP.has(c.tagName) && shows(c)));
+      return !!document.body && shows(document.body);
+    },
+    refState(r) { const e = resolve(r); return !e ? 'gone' : visible(e) ? 'shown' : 'hidden'; },
+    resolve, describe, point, watch, collectChanges, scroll, refOf, roleOf, nameOf, valueOf, states,
   };
 })();

@@ -1,0 +1,274 @@
+//! The browser lumo drives: started (or attached) on first use, its tabs
+//! attached and kept current by one event pump, restarted after a crash.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use lumo_cdp::{Browser, CdpError, Connection, LaunchOptions};
+use lumo_protocol::{ErrorCode, ToolFailure};
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+
+use crate::tab::Tab;
+use crate::tool::fail;
+
+/// Where the browser comes from.
+#[derive(Debug, Clone)]
+pub enum BrowserSource {
+    /// lumo starts Chromium itself.
+    Launch(LaunchOptions),
+    /// lumo attaches to a running browser (`ws://…` or `http://host:port`).
+    Attach(String),
+}
+
+/// The browser lumo drives, started on first use.
+#[derive(Debug)]
+pub struct Session {
+    source: BrowserSource,
+    live: tokio::sync::Mutex<Option<Arc<Live>>>,
+}
+
+impl Session {
+    /// A session that starts or attaches to its browser on the first tool call.
+    pub fn new(source: BrowserSource) -> Self {
+        Self { source, live: tokio::sync::Mutex::new(None) }
+    }
+
+    /// The running browser, started now if needed. After a crash the first
+    /// call reports it and the next one starts a new browser.
+    pub(crate) async fn live(&self) -> Result<Arc<Live>, ToolFailure> {
+        let mut guard = self.live.lock().await;
+        if let Some(live) = guard.as_ref() {
+            if !live.cdp.is_closed() {
+                return Ok(live.clone());
+            }
+            *guard = None;
+            return Err(fail(
+                ErrorCode::Unavailable,
+                "The browser closed or crashed; its tabs and refs are gone. Call again: lumo starts a new browser.",
+            ));
+        }
+        let live = Live::start(&self.source).await.map_err(|e| fail(ErrorCode::Unavailable, e.to_string()))?;
+        *guard = Some(live.clone());
+        Ok(live)
+    }
+
+    /// The selected tab of the running browser.
+    pub(crate) async fn tab(&self) -> Result<(Arc<Live>, Arc<Tab>), ToolFailure> {
+        let live = self.live().await?;
+        let tab = live.selected().ok_or_else(|| {
+            fail(ErrorCode::InvalidState, "No tab is open. Open one with browser_tabs {action: \"new\"}.")
+        })?;
+        Ok((live, tab))
+    }
+
+    /// The browser's process id, when lumo started it.
+    pub async fn browser_pid(&self) -> Option<u32> {
+        self.live.lock().await.as_ref().and_then(|l| l.browser.as_ref()).and_then(Browser::pid)
+    }
+
+    /// Closes the browser (if lumo started it).
+    pub async fn shutdown(&self) {
+        if let Some(live) = self.live.lock().await.take() {
+            live.pump.abort();
+            if let Some(live) = Arc::into_inner(live)
+                && let Some(browser) = live.browser
+            {
+                browser.close().await;
+            }
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Tabs {
+    pub(crate) list: Vec<Arc<Tab>>,
+    pub(crate) selected: Option<String>,
+}
+
+/// A connected browser and its tabs.
+#[derive(Debug)]
+pub(crate) struct Live {
+    pub(crate) cdp: Connection,
+    browser: Option<Browser>,
+    tabs: Mutex<Tabs>,
+    /// Session id → tab, for routing events.
+    sessions: Mutex<HashMap<String, Arc<Tab>>>,
+    pump: JoinHandle<()>,
+}
+
+impl Live {
+    async fn start(source: &BrowserSource) -> Result<Arc<Self>, CdpError> {
+        let (cdp, browser) = match source {
+            BrowserSource::Launch(options) => {
+                let browser = Browser::launch(options.clone()).await?;
+                (browser.connection().clone(), Some(browser))
+            }
+            BrowserSource::Attach(endpoint) => (lumo_cdp::connect_endpoint(endpoint).await?, None),
+        };
+        let events = cdp.subscribe();
+        let live = Arc::new_cyclic(|weak: &Weak<Live>| {
+            let pump = tokio::spawn(pump(weak.clone(), events));
+            Live { cdp: cdp.clone(), browser, tabs: Mutex::default(), sessions: Mutex::default(), pump }
+        });
+        cdp.call("Target.setDiscoverTargets", json!({"discover": true}), None).await?;
+        let targets = cdp.call("Target.getTargets", json!({}), None).await?;
+        let pages: Vec<String> = targets["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| {
+                t["type"] == "page" && !t["url"].as_str().unwrap_or_default().starts_with("chrome-extension://")
+            })
+            .filter_map(|t| t["targetId"].as_str().map(str::to_string))
+            .collect();
+        for target in &pages {
+            live.attach(target).await?;
+        }
+        if pages.is_empty() {
+            live.new_tab("about:blank").await?;
+        }
+        Ok(live)
+    }
+
+    pub(crate) fn tabs(&self) -> MutexGuard<'_, Tabs> {
+        self.tabs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Tab>>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn selected(&self) -> Option<Arc<Tab>> {
+        let tabs = self.tabs();
+        let id = tabs.selected.as_deref()?;
+        tabs.list.iter().find(|t| t.target_id == id).cloned()
+    }
+
+    pub(crate) fn select(&self, target_id: &str) {
+        self.tabs().selected = Some(target_id.to_string());
+    }
+
+    /// Opens a tab and selects it.
+    pub(crate) async fn new_tab(&self, url: &str) -> Result<Arc<Tab>, CdpError> {
+        let created = self.cdp.call("Target.createTarget", json!({"url": url}), None).await?;
+        let target = created["targetId"].as_str().unwrap_or_default().to_string();
+        let tab = self.attach(&target).await?;
+        self.select(&tab.target_id);
+        Ok(tab)
+    }
+
+    /// Attaches to a page target once; enables the domains tools rely on.
+    async fn attach(&self, target_id: &str) -> Result<Arc<Tab>, CdpError> {
+        if let Some(tab) = self.tabs().list.iter().find(|t| t.target_id == target_id) {
+            return Ok(tab.clone());
+        }
+        let attached =
+            self.cdp.call("Target.attachToTarget", json!({"targetId": target_id, "flatten": true}), None).await?;
+        let session = attached["sessionId"].as_str().unwrap_or_default().to_string();
+        let s = Some(session.as_str());
+        let tree = self.cdp.call("Page.getFrameTree", json!({}), s).await?;
+        let frame = &tree["frameTree"]["frame"];
+        let tab = Arc::new(Tab::new(
+            target_id.to_string(),
+            session.clone(),
+            frame["id"].as_str().unwrap_or_default().to_string(),
+        ));
+        tab.state().url = frame["url"].as_str().unwrap_or_default().to_string();
+        self.sessions().insert(session.clone(), tab.clone());
+        let enables = [
+            ("Page.enable", json!({})),
+            ("Page.setLifecycleEventsEnabled", json!({"enabled": true})),
+            ("Page.setInterceptFileChooserDialog", json!({"enabled": true})),
+            ("Runtime.enable", json!({})),
+            ("Network.enable", json!({"maxTotalBufferSize": 50_000_000, "maxResourceBufferSize": 10_000_000})),
+        ];
+        for (method, params) in enables {
+            self.cdp.call(method, params, s).await?;
+        }
+        {
+            let mut tabs = self.tabs();
+            if !tabs.list.iter().any(|t| t.target_id == target_id) {
+                tabs.list.push(tab.clone());
+            }
+            if tabs.selected.is_none() {
+                tabs.selected = Some(target_id.to_string());
+            }
+        }
+        Ok(tab)
+    }
+
+    fn forget(&self, target_id: &str) {
+        let mut tabs = self.tabs();
+        tabs.list.retain(|t| t.target_id != target_id);
+        if tabs.selected.as_deref() == Some(target_id) {
+            tabs.selected = tabs.list.last().map(|t| t.target_id.clone());
+        }
+        drop(tabs);
+        self.sessions().retain(|_, t| t.target_id != target_id);
+    }
+
+    /// Sends a command to a tab's session.
+    pub(crate) async fn call(&self, tab: &Tab, method: &str, params: Value) -> Result<Value, ToolFailure> {
+        self.cdp.call(method, params, Some(&tab.session_id)).await.map_err(cdp_failure)
+    }
+}
+
+/// Maps a CDP error to what the agent reads.
+pub(crate) fn cdp_failure(e: CdpError) -> ToolFailure {
+    let code = match &e {
+        CdpError::ConnectionLost => ErrorCode::Unavailable,
+        CdpError::Timeout { .. } => ErrorCode::Timeout,
+        _ => ErrorCode::OperationFailed,
+    };
+    let message = match &e {
+        CdpError::ConnectionLost => "The browser closed or crashed. Call again: lumo starts a new browser.".to_string(),
+        _ => e.to_string(),
+    };
+    fail(code, message)
+}
+
+async fn pump(live: Weak<Live>, mut events: tokio::sync::mpsc::UnboundedReceiver<Arc<lumo_cdp::Event>>) {
+    while let Some(event) = events.recv().await {
+        let Some(live) = live.upgrade() else { return };
+        match event.method.as_str() {
+            "Target.targetCreated" => {
+                let info = &event.params["targetInfo"];
+                if info["type"] == "page"
+                    && !info["url"].as_str().unwrap_or_default().starts_with("chrome-extension://")
+                {
+                    let target = info["targetId"].as_str().unwrap_or_default().to_string();
+                    let live = live.clone();
+                    // Pages opened by the page (window.open, target=_blank) become tabs too.
+                    tokio::spawn(async move {
+                        if let Err(e) = live.attach(&target).await {
+                            tracing::debug!(%target, error = %e, "could not attach to a new tab");
+                        }
+                    });
+                }
+            }
+            "Target.targetDestroyed" => {
+                if let Some(target) = event.params["targetId"].as_str() {
+                    live.forget(target);
+                }
+            }
+            "Target.targetInfoChanged" => {
+                let info = &event.params["targetInfo"];
+                let tab = live.tabs().list.iter().find(|t| info["targetId"].as_str() == Some(&t.target_id)).cloned();
+                if let Some(tab) = tab {
+                    let mut s = tab.state();
+                    s.title = info["title"].as_str().unwrap_or_default().to_string();
+                    if let Some(url) = info["url"].as_str() {
+                        s.url = url.to_string();
+                    }
+                }
+            }
+            _ => {
+                let tab = event.session_id.as_ref().and_then(|s| live.sessions().get(s).cloned());
+                if let Some(tab) = tab {
+                    tab.on_event(&event.method, &event.params);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! JavaScript dialogs: `page_dialog` answers an open alert, confirm, prompt
+//! or beforeunload. It never runs page script first: a dialog blocks it.
+
+use std::time::Duration;
+
+use lumo_protocol::ErrorCode;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::Ctx;
+use super::devtools::clip;
+use crate::action::{describe_outcome, settle};
+use crate::page::wait_until;
+use crate::tool::{Hints, Tool, ToolResult, fail};
+
+pub(crate) fn tools() -> Vec<Tool<Ctx>> {
+    vec![
+        Tool::new(
+            "page_dialog",
+            "Accept or dismiss the open alert, confirm, prompt or beforeunload dialog.",
+            Hints::ACT,
+            dialog,
+        )
+        .untrusted(),
+    ]
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct DialogArgs {
+    /// true = OK/accept, false = Cancel/dismiss.
+    accept: bool,
+    /// Text to answer a prompt with (default: its default value).
+    prompt_text: Option<String>,
+}
+
+async fn dialog(session: Ctx, args: DialogArgs) -> ToolResult {
+    let (live, tab) = session.tab().await?;
+    let _busy = tab.busy.lock().await;
+    let (open, navigations, url, title) = {
+        let s = tab.state();
+        (s.dialog.clone(), s.navigations, s.url.clone(), s.title.clone())
+    };
+    let Some(open) = open else {
+        return Err(fail(ErrorCode::InvalidState, "No dialog is open."));
+    };
+    if args.prompt_text.is_some() && open.kind != "prompt" {
+        return Err(fail(
+            ErrorCode::InvalidArguments,
+            format!("prompt_text: only for a prompt; this is a {}", open.kind),
+        ));
+    }
+    let mut params = json!({"accept": args.accept});
+    if open.kind == "prompt" && args.accept {
+        params["promptText"] = json!(args.prompt_text.as_deref().unwrap_or(&open.default_prompt));
+    }
+    if let Err(e) = live.call(&tab, "Page.handleJavaScriptDialog", params).await {
+        // The browser has none (it closed another way): forget ours.
+        if e.message.contains("No dialog") {
+            tab.state().dialog = None;
+            return Err(fail(ErrorCode::InvalidState, "No dialog is open."));
+        }
+        return Err(e);
+    }
+    // The closing event may trail the answer; wait for it so settle sees the page, not the old dialog.
+    wait_until(&tab, Duration::from_millis(500), |s| s.dialog.is_none()).await;
+    settle(&tab, navigations).await;
+    let verb = if args.accept { "Accepted" } else { "Dismissed" };
+    let answered = match (&args.prompt_text, open.kind.as_str(), args.accept) {
+        (Some(text), _, true) => format!(" with {} characters", text.chars().count()),
+        (None, "prompt", true) if !open.default_prompt.is_empty() => " with its default value".to_string(),
+        _ => String::new(),
+    };
+    let said = format!("{verb} the {} dialog{answered}.", open.kind);
+    let mut output = describe_outcome(&live, &tab, said, navigations, &url, &title, false).await;
+    let (message, cut) = clip(&open.message, 300);
+    let message = format!("dialog message: {message:?}{}", if cut { "…" } else { "" });
+    output.page_text = Some(match output.page_text.take() {
+        Some(more) => format!("{message}\n{more}"),
+        None => message,
+    });
+    Ok(output)
+}

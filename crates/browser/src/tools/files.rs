@@ -1,0 +1,116 @@
+//! File uploads: `file_upload` answers an open file chooser, or sets the
+//! files of an `<input type=file>` by ref.
+
+use std::path::Path;
+
+use lumo_protocol::ErrorCode;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::Ctx;
+use crate::action::act;
+use crate::page::{call_on, check_ref, element};
+use crate::tool::{Hints, Tool, ToolResult, fail};
+
+pub(crate) fn tools() -> Vec<Tool<Ctx>> {
+    vec![
+        Tool::new(
+            "file_upload",
+            "Choose local files for the open file chooser, or for an <input type=file> by ref.",
+            Hints::ACT,
+            upload,
+        )
+        .untrusted(),
+    ]
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct UploadArgs {
+    /// Absolute paths of local files.
+    paths: Vec<String>,
+    /// The file input, when no file chooser is open.
+    #[serde(rename = "ref")]
+    target: Option<String>,
+}
+
+const FILE_INPUT: &str = "function() {
+  const e = this, name = globalThis.__lumo.describe(e);
+  if (e.tagName !== 'INPUT' || (e.type || '').toLowerCase() !== 'file') return { error: name + ' is not a file input' };
+  if (e.disabled) return { error: name + ' is disabled' };
+  return { multiple: e.multiple };
+}";
+
+async fn upload(session: Ctx, args: UploadArgs) -> ToolResult {
+    if args.paths.is_empty() {
+        return Err(fail(ErrorCode::InvalidArguments, "paths: give at least one absolute file path"));
+    }
+    for (i, path) in args.paths.iter().enumerate() {
+        let problem = if !Path::new(path).is_absolute() {
+            Some("is not an absolute path")
+        } else {
+            match tokio::fs::metadata(path).await {
+                Ok(m) if m.is_file() => None,
+                Ok(_) => Some("is not a file"),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("does not exist"),
+                Err(_) => Some("cannot be read"),
+            }
+        };
+        if let Some(problem) = problem {
+            return Err(fail(ErrorCode::InvalidArguments, format!("paths[{i}]: {path} {problem}")));
+        }
+    }
+    if let Some(r) = &args.target {
+        check_ref(r)?;
+    }
+    let names: Vec<&str> =
+        args.paths.iter().map(|p| Path::new(p).file_name().and_then(|n| n.to_str()).unwrap_or(p)).collect();
+    let (live, tab) = session.tab().await?;
+    let _busy = tab.busy.lock().await;
+    let chooser = tab.state().file_chooser.clone();
+    let count = args.paths.len();
+    let several = |multiple: bool| {
+        if count > 1 && !multiple {
+            Err(fail(ErrorCode::InvalidArguments, format!("paths: {count} files given, but it takes one")))
+        } else {
+            Ok(())
+        }
+    };
+    match (chooser, &args.target) {
+        (Some(chooser), _) => {
+            several(chooser.multiple)?;
+            act(&live, &tab, async {
+                live.call(
+                    &tab,
+                    "DOM.setFileInputFiles",
+                    json!({"files": args.paths, "backendNodeId": chooser.backend_node_id}),
+                )
+                .await?;
+                tab.state().file_chooser = None;
+                Ok(format!("Chose {count} file(s) in the file chooser: {}.", names.join(", ")))
+            })
+            .await
+        }
+        (None, Some(r)) => {
+            act(&live, &tab, async {
+                let object = element(&live, &tab, r).await?;
+                let input = call_on(&live, &tab, &object, FILE_INPUT, &[]).await?;
+                if let Some(error) = input["error"].as_str() {
+                    return Err(fail(
+                        ErrorCode::InvalidState,
+                        format!("{error}; give the ref of an <input type=file>"),
+                    ));
+                }
+                several(input["multiple"].as_bool().unwrap_or(false))?;
+                live.call(&tab, "DOM.setFileInputFiles", json!({"files": args.paths, "objectId": object})).await?;
+                Ok(format!("Chose {count} file(s) for {r}: {}.", names.join(", ")))
+            })
+            .await
+        }
+        (None, None) => Err(fail(
+            ErrorCode::InvalidArguments,
+            "ref: no file chooser is open; give the ref of an <input type=file>, or click the upload button first",
+        )),
+    }
+}

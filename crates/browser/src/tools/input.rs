@@ -1,0 +1,683 @@
+//! Acting on the page with trusted input: `page_click`, `page_hover`,
+//! `page_drag`, `page_type`, `page_fill_form`, `page_select`, `page_check`,
+//! `page_press_key`, `page_scroll`. Every element is scrolled into view
+//! first; a covered element is reported, never clicked through.
+
+use std::time::Duration;
+
+use lumo_protocol::{ErrorCode, ToolFailure};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::Ctx;
+use crate::action::act;
+use crate::page::{call_on, element, wait_until};
+use crate::session::Live;
+use crate::tab::Tab;
+use crate::tool::{Hints, Tool, ToolResult, fail};
+
+pub(crate) fn tools() -> Vec<Tool<Ctx>> {
+    vec![
+        Tool::new("page_click", "Click an element by ref (double, right/middle button, modifiers).", Hints::ACT, click)
+            .untrusted(),
+        Tool::new("page_hover", "Move the mouse over an element.", Hints::ACT, hover).untrusted(),
+        Tool::new("page_drag", "Drag one element onto another with the mouse.", Hints::ACT, drag).untrusted(),
+        Tool::new(
+            "page_type",
+            "Type text into an editable element (replaces its content unless append).",
+            Hints::ACT,
+            type_text,
+        )
+        .untrusted(),
+        Tool::new(
+            "page_fill_form",
+            "Fill several fields at once: text, checkbox/radio (true/false), select (option label).",
+            Hints::ACT,
+            fill_form,
+        )
+        .untrusted(),
+        Tool::new("page_select", "Choose options of a <select> by label or value.", Hints::ACT, select).untrusted(),
+        Tool::new("page_check", "Check or uncheck a checkbox, radio or switch.", Hints::ACT, check).untrusted(),
+        Tool::new(
+            "page_press_key",
+            "Press a key or chord (Enter, Tab, Escape, ArrowDown, Control+a …), optionally on an element.",
+            Hints::ACT,
+            press_key,
+        )
+        .untrusted(),
+        Tool::new(
+            "page_scroll",
+            "Scroll the page or an element by pixels, to top/bottom, or bring a ref into view.",
+            Hints::READ,
+            scroll,
+        )
+        .untrusted(),
+    ]
+}
+
+#[derive(Deserialize, JsonSchema, Default, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum Button {
+    #[default]
+    Left,
+    Right,
+    Middle,
+}
+
+#[derive(Deserialize, JsonSchema, Clone, Copy)]
+enum Modifier {
+    Alt,
+    Control,
+    Meta,
+    Shift,
+}
+
+fn modifier_bits(modifiers: &[Modifier]) -> u32 {
+    modifiers.iter().fold(0, |bits, m| {
+        bits | match m {
+            Modifier::Alt => 1,
+            Modifier::Control => 2,
+            Modifier::Meta => 4,
+            Modifier::Shift => 8,
+        }
+    })
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ClickArgs {
+    /// Element ref from page_snapshot or page_find.
+    #[serde(rename = "ref")]
+    target: String,
+    /// Double-click.
+    #[serde(default)]
+    double: bool,
+    /// Mouse button (default left).
+    #[serde(default)]
+    button: Button,
+    /// Keys held during the click.
+    #[serde(default)]
+    modifiers: Vec<Modifier>,
+}
+
+/// An element made ready for the mouse: scrolled into view, not covered.
+struct Target {
+    object: String,
+    name: String,
+    x: f64,
+    y: f64,
+}
+
+async fn target(live: &Live, tab: &Tab, r: &str) -> Result<Target, ToolFailure> {
+    let object = element(live, tab, r).await?;
+    let found = call_on(
+        live,
+        tab,
+        &object,
+        "function() { const L = globalThis.__lumo; return { name: L.describe(this), p: L.point(this) }; }",
+        &[],
+    )
+    .await?;
+    let name = found["name"].as_str().unwrap_or(r).to_string();
+    let point = &found["p"];
+    if point["error"].is_string() {
+        return Err(fail(ErrorCode::InvalidState, format!("{name} is not visible (hidden, collapsed or zero size).")));
+    }
+    if let Some(cover) = point["covered"].as_str() {
+        return Err(fail(
+            ErrorCode::InvalidState,
+            format!(
+                "{name} is covered by {cover} at its centre; close or scroll that away first, or act on it instead."
+            ),
+        ));
+    }
+    let (Some(x), Some(y)) = (point["x"].as_f64(), point["y"].as_f64()) else {
+        return Err(fail(ErrorCode::OperationFailed, format!("could not find where {name} is on screen")));
+    };
+    Ok(Target { object, name, x, y })
+}
+
+async fn mouse(
+    live: &Live,
+    tab: &Tab,
+    kind: &str,
+    x: f64,
+    y: f64,
+    button: Button,
+    clicks: u32,
+    modifiers: u32,
+) -> Result<(), ToolFailure> {
+    let button = match button {
+        Button::Left => "left",
+        Button::Right => "right",
+        Button::Middle => "middle",
+    };
+    let params = json!({"type": kind, "x": x, "y": y, "button": if kind == "mouseMoved" { "none" } else { button }, "clickCount": clicks, "modifiers": modifiers});
+    // A click handler that opens alert() keeps the input command from returning
+    // until the dialog closes: stop waiting once the dialog shows.
+    tokio::select! {
+        result = live.call(tab, "Input.dispatchMouseEvent", params) => result.map(|_| ()),
+        _ = wait_until(tab, Duration::from_secs(3600), |s| s.dialog.is_some()) => Ok(()),
+    }
+}
+
+async fn click(session: Ctx, args: ClickArgs) -> ToolResult {
+    let (live, tab) = session.tab().await?;
+    let _busy = tab.busy.lock().await;
+    act(&live, &tab, async {
+        let t = target(&live, &tab, &args.target).await?;
+        let bits = modifier_bits(&args.modifiers);
+        mouse(&live, &tab, "mouseMoved", t.x, t.y, args.button, 0, bits).await?;
+        let rounds = if args.double { 2 } else { 1 };
+        for clicks in 1..=rounds {
+            mouse(&live, &tab, "mousePressed", t.x, t.y, args.button, clicks, bits).await?;
+            mouse(&live, &tab, "mouseReleased", t.x, t.y, args.button, clicks, bits).await?;
+        }
+        let verb = match (args.double, args.button) {
+            (true, _) => "Double-clicked",
+            (false, Button::Right) => "Right-clicked",
+            (false, Button::Middle) => "Middle-clicked",
+            _ => "Clicked",
+        };
+        Ok(format!("{verb} {}.", t.name))
+    })
+    .await
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RefArgs {
+    /// Element ref from page_snapshot or page_find.
+    #[serde(rename = "ref")]
+    target: String,
+}
+
+async fn hover(session: Ctx, args: RefArgs) -> ToolResult {
+    let (live, tab) = session.tab().await?;
+    let _busy = tab.busy.lock().await;
+    act(&live, &tab, async {
+        let t = target(&live, &tab, &args.target).await?;
+        mouse(&live, &tab, "mouseMoved", t.x, t.y, Button::Left, 0, 0).await?;
+        Ok(format!("Hovered {}.", t.name))
+    })
+    .await
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct DragArgs {
+    /// Ref of the element to drag.
+    from: String,
+    /// Ref of the element to drop onto.
+    to: String,
+}
+
+async fn drag(session: Ctx, args: DragArgs) -> ToolResult {
+    let (live, tab) = session.tab().await?;
+    let _busy = tab.busy.lock().await;
+    act(&live, &tab, async {
+        let from = target(&live, &tab, &args.from).await?;
+        mouse(&live, &tab, "mouseMoved", from.x, from.y, Button::Left, 0, 0).await?;
+        mouse(&live, &tab, "mousePressed", from.x, from.y, Button::Left, 1, 0).await?;
+        let to = target(&live, &tab, &args.to).await?;
+        // A few steps in between: many drag libraries need intermediate moves.
+        for step in 1..=5 {
+            let f = f64::from(step) / 5.0;
+            let (x, y) = (from.x + (to.x - from.x) * f, from.y + (to.y - from.y) * f);
+            live.call(
+                &tab,
+                "Input.dispatchMouseEvent",
+                json!({"type": "mouseMoved", "x": x, "y": y, "button": "left", "buttons": 1}),
+            )
+            .await?;
+        }
+        mouse(&live, &tab, "mouseReleased", to.x, to.y, Button::Left, 1, 0).await?;
+        Ok(format!("Dragged {} onto {}.", from.name, to.name))
+    })
+    .await
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct TypeArgs {
+    /// Ref of an input, textarea or contenteditable element.
+    #[serde(rename = "ref")]
+    target: String,
+    /// The text to type.
+    text: String,
+    /// Press Enter afterwards.
+    #[serde(default)]
+    submit: bool,
+    /// Add to the current content instead of replacing it.
+    #[serde(default)]
+    append: bool,
+}
+
+/// Focuses an editable element and selects its content (unless appending).
+const FOCUS_EDITABLE: &str = "function(append) {
+  const e = this, t = (e.type || '').toLowerCase();
+  const editable = e.isContentEditable || e.tagName === 'TEXTAREA' || (e.tagName === 'INPUT' && !['checkbox','radio','submit','button','reset','file','image','range','color','hidden'].includes(t));
+  if (!editable) return { error: globalThis.__lumo.describe(e) + ' is not editable' };
+  if (e.disabled || e.readOnly) return { error: globalThis.__lumo.describe(e) + ' is disabled or read-only' };
+  e.scrollIntoView({ block: 'center', behavior: 'instant' });
+  e.focus();
+  if (e.isContentEditable) {
+    const r = e.ownerDocument.createRange(); r.selectNodeContents(e); if (append) r.collapse(false);
+    const s = e.ownerDocument.getSelection(); s.removeAllRanges(); s.addRange(r);
+  } else if (append) {
+    try { const n = e.value.length; e.setSelectionRange(n, n); } catch (_) {}
+  } else if (['date','time','datetime-local','month','week','number','email'].includes(t)) {
+    e.select && e.select();
+  } else {
+    e.select();
+  }
+  return { name: globalThis.__lumo.describe(e), kind: t, special: ['date','time','datetime-local','month','week','color'].includes(t) };
+}";
+
+/// Types `text` into the element behind `object`; returns its description.
+async fn type_into(live: &Live, tab: &Tab, object: &str, text: &str, append: bool) -> Result<String, ToolFailure> {
+    let focused = call_on(live, tab, object, FOCUS_EDITABLE, &[json!(append)]).await?;
+    if let Some(error) = focused["error"].as_str() {
+        return Err(fail(ErrorCode::InvalidState, error.to_string()));
+    }
+    let name = focused["name"].as_str().unwrap_or_default().to_string();
+    if focused["special"].as_bool() == Some(true) {
+        // Date/time pickers ignore text insertion: set the value the way the user agent would, with events.
+        call_on(live, tab, object, "function(v) { this.value = v; this.dispatchEvent(new Event('input', {bubbles: true})); this.dispatchEvent(new Event('change', {bubbles: true})); return this.value === v; }", &[json!(text)])
+            .await
+            .and_then(|ok| if ok == Value::Bool(true) { Ok(()) } else { Err(fail(ErrorCode::InvalidArguments, format!("value: {text:?} is not valid for {name}"))) })?;
+        return Ok(name);
+    }
+    if text.is_empty() {
+        if !append {
+            press(live, tab, "Delete").await?;
+        }
+    } else {
+        live.call(tab, "Input.insertText", json!({"text": text})).await?;
+    }
+    Ok(name)
+}
+
+async fn type_text(session: Ctx, args: TypeArgs) -> ToolResult {
+    let (live, tab) = session.tab().await?;
+    let _busy = tab.busy.lock().await;
+    act(&live, &tab, async {
+        let object = element(&live, &tab, &args.target).await?;
+        let name = type_into(&live, &tab, &object, &args.text, args.append).await?;
+        if args.submit {
+            press(&live, &tab, "Enter").await?;
+        }
+        Ok(format!(
+            "Typed {} characters into {name}{}.",
+            args.text.chars().count(),
+            if args.submit { " and pressed Enter" } else { "" }
+        ))
+    })
+    .await
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct FillArgs {
+    /// The fields, filled in order.
+    fields: Vec<Field>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Field {
+    /// Field ref.
+    #[serde(rename = "ref")]
+    target: String,
+    /// Text; true/false for checkboxes, radios and switches; option label or value for selects.
+    value: FieldValue,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(untagged)]
+enum FieldValue {
+    Bool(bool),
+    Text(String),
+    Number(f64),
+}
+
+const KIND_OF: &str = "function() { const e = this; const r = globalThis.__lumo.roleOf(e);
+  if (e.tagName === 'SELECT') return 'select';
+  if (e.tagName === 'INPUT' && e.type === 'file') return 'file';
+  if (r === 'checkbox' || r === 'radio' || r === 'switch' || r === 'menuitemcheckbox') return 'toggle';
+  return 'text'; }";
+
+async fn fill_form(session: Ctx, args: FillArgs) -> ToolResult {
+    if args.fields.is_empty() {
+        return Err(fail(ErrorCode::InvalidArguments, "fields: give at least one field"));
+    }
+    let (live, tab) = session.tab().await?;
+    let _busy = tab.busy.lock().await;
+    act(&live, &tab, async {
+        let mut done = Vec::new();
+        for (i, field) in args.fields.iter().enumerate() {
+            let object = element(&live, &tab, &field.target).await.map_err(|e| at_field(i, e))?;
+            let kind = call_on(&live, &tab, &object, KIND_OF, &[]).await?;
+            let text_value = match &field.value {
+                FieldValue::Text(s) => s.clone(),
+                FieldValue::Bool(b) => b.to_string(),
+                FieldValue::Number(n) => n.to_string(),
+            };
+            match kind.as_str().unwrap_or("text") {
+                "toggle" => {
+                    let want = match &field.value {
+                        FieldValue::Bool(b) => *b,
+                        FieldValue::Text(s) if s == "true" || s == "false" => s == "true",
+                        _ => {
+                            return Err(fail(
+                                ErrorCode::InvalidArguments,
+                                format!("fields[{i}].value: a checkbox takes true or false"),
+                            ));
+                        }
+                    };
+                    set_checked(&live, &tab, &field.target, want).await.map_err(|e| at_field(i, e))?;
+                }
+                "select" => {
+                    select_options(&live, &tab, &object, &[text_value]).await.map_err(|e| at_field(i, e))?;
+                }
+                "file" => {
+                    return Err(fail(
+                        ErrorCode::InvalidArguments,
+                        format!("fields[{i}]: {} is a file input; use file_upload", field.target),
+                    ));
+                }
+                _ => {
+                    type_into(&live, &tab, &object, &text_value, false).await.map_err(|e| at_field(i, e))?;
+                }
+            }
+            done.push(field.target.clone());
+        }
+        Ok(format!("Filled {} field(s): {}.", done.len(), done.join(", ")))
+    })
+    .await
+}
+
+fn at_field(i: usize, e: ToolFailure) -> ToolFailure {
+    ToolFailure::new(e.code, format!("fields[{i}]: {}", e.message))
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SelectArgs {
+    /// Ref of the <select>.
+    #[serde(rename = "ref")]
+    target: String,
+    /// Option labels or values; several for a multiple select.
+    values: Vec<String>,
+}
+
+async fn select_options(live: &Live, tab: &Tab, object: &str, values: &[String]) -> Result<String, ToolFailure> {
+    let result = call_on(
+        live,
+        tab,
+        object,
+        "function(values) {
+          const e = this; const name = globalThis.__lumo.describe(e);
+          if (e.tagName !== 'SELECT') return { error: name + ' is not a <select>; click it and pick an option instead' };
+          if (e.disabled) return { error: name + ' is disabled' };
+          if (values.length > 1 && !e.multiple) return { error: name + ' takes one value' };
+          const norm = (s) => s.replace(/\\s+/g, ' ').trim().toLowerCase();
+          const picked = [];
+          for (const v of values) {
+            const o = Array.from(e.options).find((o) => o.value === v || norm(o.label) === norm(v) || norm(o.text) === norm(v));
+            if (!o) return { missing: v, options: Array.from(e.options).slice(0, 30).map((o) => o.label || o.value) };
+            picked.push(o);
+          }
+          for (const o of e.options) o.selected = picked.includes(o);
+          e.dispatchEvent(new Event('input', { bubbles: true }));
+          e.dispatchEvent(new Event('change', { bubbles: true }));
+          return { name, picked: picked.map((o) => o.label) };
+        }",
+        &[json!(values)],
+    )
+    .await?;
+    if let Some(error) = result["error"].as_str() {
+        return Err(fail(ErrorCode::InvalidState, error.to_string()));
+    }
+    if let Some(missing) = result["missing"].as_str() {
+        return Err(fail(ErrorCode::NotFound, format!("no option {missing:?}; options: {}", result["options"])));
+    }
+    Ok(format!("Selected {} in {}.", result["picked"], result["name"].as_str().unwrap_or_default()))
+}
+
+async fn select(session: Ctx, args: SelectArgs) -> ToolResult {
+    if args.values.is_empty() {
+        return Err(fail(ErrorCode::InvalidArguments, "values: give at least one option"));
+    }
+    let (live, tab) = session.tab().await?;
+    let _busy = tab.busy.lock().await;
+    act(&live, &tab, async {
+        let object = element(&live, &tab, &args.target).await?;
+        select_options(&live, &tab, &object, &args.values).await
+    })
+    .await
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct CheckArgs {
+    /// Ref of the checkbox, radio or switch.
+    #[serde(rename = "ref")]
+    target: String,
+    /// The state wanted (default true).
+    #[serde(default = "yes")]
+    checked: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+const IS_CHECKED: &str = "function() { const e = this; const r = globalThis.__lumo.roleOf(e);
+  if (!['checkbox','radio','switch','menuitemcheckbox','menuitemradio'].includes(r)) return { error: globalThis.__lumo.describe(e) + ' is not a checkbox, radio or switch' };
+  return { checked: e.tagName === 'INPUT' ? e.checked : e.getAttribute('aria-checked') === 'true', radio: r === 'radio' }; }";
+
+/// Clicks the toggle when its state differs from `want`; says what it did.
+async fn set_checked(live: &Live, tab: &Tab, r: &str, want: bool) -> Result<String, ToolFailure> {
+    let object = element(live, tab, r).await?;
+    let state = call_on(live, tab, &object, IS_CHECKED, &[]).await?;
+    if let Some(error) = state["error"].as_str() {
+        return Err(fail(ErrorCode::InvalidState, error.to_string()));
+    }
+    if state["checked"].as_bool() == Some(want) {
+        return Ok(format!("{r} was already {}.", if want { "checked" } else { "unchecked" }));
+    }
+    if !want && state["radio"].as_bool() == Some(true) {
+        return Err(fail(
+            ErrorCode::InvalidState,
+            format!("{r} is a radio button: check another one of its group instead"),
+        ));
+    }
+    let t = target(live, tab, r).await?;
+    mouse(live, tab, "mouseMoved", t.x, t.y, Button::Left, 0, 0).await?;
+    mouse(live, tab, "mousePressed", t.x, t.y, Button::Left, 1, 0).await?;
+    mouse(live, tab, "mouseReleased", t.x, t.y, Button::Left, 1, 0).await?;
+    let now = call_on(live, tab, &t.object, IS_CHECKED, &[]).await?;
+    if now["checked"].as_bool() != Some(want) {
+        return Err(fail(
+            ErrorCode::OperationFailed,
+            format!("clicked {} but it did not become {}", t.name, if want { "checked" } else { "unchecked" }),
+        ));
+    }
+    Ok(format!("{} {}.", if want { "Checked" } else { "Unchecked" }, t.name))
+}
+
+async fn check(session: Ctx, args: CheckArgs) -> ToolResult {
+    let (live, tab) = session.tab().await?;
+    let _busy = tab.busy.lock().await;
+    act(&live, &tab, set_checked(&live, &tab, &args.target, args.checked)).await
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct KeyArgs {
+    /// Key or chord: Enter, Tab, Escape, Backspace, Delete, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown, Space, F1–F12, a single character; modifiers with +, e.g. Control+a, Shift+Tab.
+    key: String,
+    /// Focus this element first.
+    #[serde(rename = "ref")]
+    target: Option<String>,
+}
+
+/// The DOM `key`, `code`, Windows virtual key code and text of a key name.
+fn key_info(key: &str) -> Option<(String, String, u32, Option<String>)> {
+    let named: &[(&str, &str, u32, Option<&str>)] = &[
+        ("Enter", "Enter", 13, Some("\r")),
+        ("Tab", "Tab", 9, None),
+        ("Escape", "Escape", 27, None),
+        ("Backspace", "Backspace", 8, None),
+        ("Delete", "Delete", 46, None),
+        ("ArrowUp", "ArrowUp", 38, None),
+        ("ArrowDown", "ArrowDown", 40, None),
+        ("ArrowLeft", "ArrowLeft", 37, None),
+        ("ArrowRight", "ArrowRight", 39, None),
+        ("Home", "Home", 36, None),
+        ("End", "End", 35, None),
+        ("PageUp", "PageUp", 33, None),
+        ("PageDown", "PageDown", 34, None),
+        ("Space", "Space", 32, Some(" ")),
+        ("Insert", "Insert", 45, None),
+    ];
+    if let Some((name, code, vk, text)) = named.iter().find(|(n, ..)| n.eq_ignore_ascii_case(key)) {
+        let dom_key = if *name == "Space" { " " } else { name };
+        return Some((dom_key.to_string(), code.to_string(), *vk, text.map(str::to_string)));
+    }
+    if let Some(n) = key.strip_prefix('F').and_then(|n| n.parse::<u32>().ok()).filter(|n| (1..=12).contains(n)) {
+        return Some((key.to_string(), key.to_string(), 111 + n, None));
+    }
+    let mut chars = key.chars();
+    let (Some(c), None) = (chars.next(), chars.next()) else { return None };
+    let upper = c.to_ascii_uppercase();
+    let (code, vk) = if c.is_ascii_alphabetic() {
+        (format!("Key{upper}"), upper as u32)
+    } else if c.is_ascii_digit() {
+        (format!("Digit{c}"), c as u32)
+    } else {
+        (String::new(), 0)
+    };
+    Some((c.to_string(), code, vk, Some(c.to_string())))
+}
+
+/// Presses a key or chord like `Control+Shift+a`.
+async fn press(live: &Live, tab: &Tab, chord: &str) -> Result<(), ToolFailure> {
+    let parts: Vec<&str> = chord.split('+').collect();
+    let (key, mods) = match parts.split_last() {
+        Some((key, mods)) if !key.is_empty() => (*key, mods),
+        // "Control++" or "+": the key is a plus sign.
+        _ => ("+", &parts[..parts.len().saturating_sub(2)]),
+    };
+    let mut bits = 0;
+    for m in mods {
+        bits |= match m.to_ascii_lowercase().as_str() {
+            "alt" => 1,
+            "control" | "ctrl" => 2,
+            "meta" | "cmd" | "command" => 4,
+            "shift" => 8,
+            other => {
+                return Err(fail(
+                    ErrorCode::InvalidArguments,
+                    format!("key: unknown modifier {other:?} (Alt, Control, Meta, Shift)"),
+                ));
+            }
+        };
+    }
+    let (dom_key, code, vk, text) = key_info(key).ok_or_else(|| {
+        fail(ErrorCode::InvalidArguments, format!("key: unknown key {key:?}; see the tool's description"))
+    })?;
+    // With Control/Alt/Meta held a character key types nothing.
+    let text = if bits & 7 != 0 { None } else { text };
+    let mut down = json!({"type": if text.is_some() { "keyDown" } else { "rawKeyDown" }, "key": dom_key, "code": code, "windowsVirtualKeyCode": vk, "modifiers": bits});
+    if let Some(text) = &text {
+        down["text"] = json!(text);
+        down["unmodifiedText"] = json!(text);
+    }
+    for (params, name) in [
+        (down, "down"),
+        (json!({"type": "keyUp", "key": dom_key, "code": code, "windowsVirtualKeyCode": vk, "modifiers": bits}), "up"),
+    ] {
+        tokio::select! {
+            result = live.call(tab, "Input.dispatchKeyEvent", params) => { result?; }
+            _ = wait_until(tab, Duration::from_secs(3600), |s| s.dialog.is_some()) => {
+                tracing::debug!(name, "a dialog opened during a key press");
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn press_key(session: Ctx, args: KeyArgs) -> ToolResult {
+    let (live, tab) = session.tab().await?;
+    let _busy = tab.busy.lock().await;
+    act(&live, &tab, async {
+        let mut on = String::new();
+        if let Some(r) = &args.target {
+            let object = element(&live, &tab, r).await?;
+            let name = call_on(
+                &live,
+                &tab,
+                &object,
+                "function() { this.focus(); return globalThis.__lumo.describe(this); }",
+                &[],
+            )
+            .await?;
+            on = format!(" on {}", name.as_str().unwrap_or(r));
+        }
+        press(&live, &tab, &args.key).await?;
+        Ok(format!("Pressed {}{on}.", args.key))
+    })
+    .await
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ScrollArgs {
+    /// Element to scroll (its own scroll area), or with no dx/dy/to: bring it into view.
+    #[serde(rename = "ref")]
+    target: Option<String>,
+    /// Horizontal pixels (positive = right).
+    dx: Option<f64>,
+    /// Vertical pixels (positive = down).
+    dy: Option<f64>,
+    /// Scroll to the top or the bottom.
+    to: Option<Edge>,
+}
+
+#[derive(Deserialize, JsonSchema, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum Edge {
+    Top,
+    Bottom,
+}
+
+async fn scroll(session: Ctx, args: ScrollArgs) -> ToolResult {
+    if args.target.is_none() && args.dx.is_none() && args.dy.is_none() && args.to.is_none() {
+        return Err(fail(ErrorCode::InvalidArguments, "give ref, dx/dy or to"));
+    }
+    let (live, tab) = session.tab().await?;
+    let _busy = tab.busy.lock().await;
+    let edge = match args.to {
+        Some(Edge::Top) => "top",
+        Some(Edge::Bottom) => "bottom",
+        None => "",
+    };
+    let how = json!({"dx": args.dx.unwrap_or(0.0), "dy": args.dy.unwrap_or(0.0), "edge": edge,
+        "intoView": args.target.is_some() && args.dx.is_none() && args.dy.is_none() && args.to.is_none()});
+    act(&live, &tab, async {
+        let result = match &args.target {
+            Some(r) => {
+                let object = element(&live, &tab, r).await?;
+                call_on(&live, &tab, &object, "function(o) { return globalThis.__lumo.scroll(this, o); }", &[how])
+                    .await?
+            }
+            None => crate::page::lumo_call(&live, &tab, "scroll", json!([Value::Null, how])).await?,
+        };
+        Ok(format!("{}.", result.as_str().unwrap_or("Scrolled")))
+    })
+    .await
+}

@@ -1,0 +1,243 @@
+//! Tabs, navigation and the viewport: `browser_navigate`, `browser_tabs`, `browser_resize`.
+
+use std::time::Duration;
+
+use lumo_protocol::ErrorCode;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::Ctx;
+use crate::action::{act, settle};
+use crate::page::wait_until;
+use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
+
+pub(crate) fn tools() -> Vec<Tool<Ctx>> {
+    vec![
+        Tool::new(
+            "browser_navigate",
+            "Open a URL in the current tab, or go back, forward or reload; waits for the load.",
+            Hints::OPEN,
+            navigate,
+        ),
+        Tool::new("browser_tabs", "List, open, select or close tabs.", Hints::ACT, tabs),
+        Tool::new("browser_resize", "Set the viewport size in CSS pixels.", Hints::ACT, resize),
+    ]
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NavigateArgs {
+    /// Absolute URL to open (http, https, file, about or data).
+    url: Option<String>,
+    /// Instead of a URL: history or reload.
+    go: Option<Go>,
+}
+
+#[derive(Deserialize, JsonSchema, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum Go {
+    Back,
+    Forward,
+    Reload,
+}
+
+fn check_url(url: &str) -> Result<(), lumo_protocol::ToolFailure> {
+    let scheme = url.split_once(':').map(|(s, _)| s.to_ascii_lowercase());
+    match scheme.as_deref() {
+        Some("http" | "https") if url.contains("://") && url.len() > url.find("://").unwrap_or(0) + 3 => Ok(()),
+        Some("file" | "about" | "data" | "chrome") => Ok(()),
+        _ => Err(fail(
+            ErrorCode::InvalidArguments,
+            format!(
+                "url: {url:?} is not an absolute URL; include the scheme, e.g. \"https://{}\"",
+                url.trim_start_matches('/')
+            ),
+        )),
+    }
+}
+
+async fn navigate(session: Ctx, args: NavigateArgs) -> ToolResult {
+    let (live, tab) = session.tab().await?;
+    let _busy = tab.busy.lock().await;
+    match (&args.url, args.go) {
+        (Some(url), None) => {
+            check_url(url)?;
+            let navigations = tab.state().navigations;
+            let result = live.call(&tab, "Page.navigate", json!({"url": url})).await?;
+            if let Some(error) = result["errorText"].as_str().filter(|e| !e.is_empty()) {
+                return Err(fail(ErrorCode::OperationFailed, format!("Could not open {url}: {error}")));
+            }
+            // Same-document (fragment) navigations have no loaderId and no load event.
+            if result.get("loaderId").is_some() {
+                wait_until(&tab, Duration::from_secs(30), |s| {
+                    (s.navigations != navigations && !s.loading) || s.dialog.is_some()
+                })
+                .await;
+            }
+            let navigations = tab.state().navigations;
+            settle(&tab, navigations).await;
+            Ok(landed(&live, &tab, "Opened").await)
+        }
+        (None, Some(go)) => {
+            act(&live, &tab, async {
+                match go {
+                    Go::Reload => {
+                        live.call(&tab, "Page.reload", json!({})).await?;
+                    }
+                    Go::Back | Go::Forward => {
+                        let history = live.call(&tab, "Page.getNavigationHistory", json!({})).await?;
+                        let index =
+                            history["currentIndex"].as_i64().unwrap_or(0) + if matches!(go, Go::Back) { -1 } else { 1 };
+                        let entry = history["entries"].get(usize::try_from(index).unwrap_or(usize::MAX)).cloned();
+                        let Some(entry) = entry else {
+                            return Err(fail(
+                                ErrorCode::InvalidState,
+                                format!(
+                                    "There is no page to go {} to.",
+                                    if matches!(go, Go::Back) { "back" } else { "forward" }
+                                ),
+                            ));
+                        };
+                        live.call(&tab, "Page.navigateToHistoryEntry", json!({"entryId": entry["id"]})).await?;
+                    }
+                }
+                Ok(match go {
+                    Go::Back => "Went back.",
+                    Go::Forward => "Went forward.",
+                    Go::Reload => "Reloaded.",
+                }
+                .to_string())
+            })
+            .await
+        }
+        _ => Err(fail(ErrorCode::InvalidArguments, "give exactly one of url or go")),
+    }
+}
+
+/// The answer after a navigation: where we are.
+async fn landed(live: &crate::session::Live, tab: &crate::tab::Tab, verb: &str) -> ToolOutput {
+    let title = live
+        .call(tab, "Runtime.evaluate", json!({"expression": "document.title", "returnByValue": true}))
+        .await
+        .ok()
+        .and_then(|r| r["result"]["value"].as_str().map(str::to_string))
+        .unwrap_or_default();
+    let url = tab.state().url.clone();
+    let mut text = format!("{verb} {url}");
+    for notice in tab.pending_notices() {
+        text.push('\n');
+        text.push_str(&notice);
+    }
+    let out = ToolOutput::text(text).with_structured(json!({"url": url, "title": title}));
+    if title.is_empty() { out } else { out.with_page_text(format!("title: {title}")) }
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct TabsArgs {
+    /// What to do.
+    action: TabAction,
+    /// Tab index (from list) for select and close; close defaults to the current tab.
+    index: Option<usize>,
+    /// URL for a new tab (default about:blank).
+    url: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum TabAction {
+    List,
+    New,
+    Select,
+    Close,
+}
+
+async fn tabs(session: Ctx, args: TabsArgs) -> ToolResult {
+    let live = session.live().await?;
+    let pick = |index: Option<usize>| -> Result<String, lumo_protocol::ToolFailure> {
+        let tabs = live.tabs();
+        let index = match index {
+            Some(i) => i,
+            None => tabs.list.iter().position(|t| Some(&t.target_id) == tabs.selected.as_ref()).unwrap_or(0),
+        };
+        tabs.list.get(index).map(|t| t.target_id.clone()).ok_or_else(|| {
+            fail(
+                ErrorCode::NotFound,
+                format!("index: no tab {index}; there are {} (browser_tabs {{action: \"list\"}})", tabs.list.len()),
+            )
+        })
+    };
+    match args.action {
+        TabAction::List => {}
+        TabAction::New => {
+            let url = args.url.as_deref().unwrap_or("about:blank");
+            check_url(url)?;
+            let tab = live.new_tab(url).await.map_err(crate::session::cdp_failure)?;
+            wait_until(&tab, Duration::from_secs(15), |s| !s.loading && !s.url.is_empty()).await;
+        }
+        TabAction::Select => {
+            let index = args.index.ok_or_else(|| fail(ErrorCode::InvalidArguments, "index: required for select"))?;
+            let target = pick(Some(index))?;
+            live.cdp
+                .call("Target.activateTarget", json!({"targetId": target}), None)
+                .await
+                .map_err(crate::session::cdp_failure)?;
+            live.select(&target);
+        }
+        TabAction::Close => {
+            let target = pick(args.index)?;
+            live.cdp
+                .call("Target.closeTarget", json!({"targetId": target}), None)
+                .await
+                .map_err(crate::session::cdp_failure)?;
+            wait_until_gone(&live, &target).await;
+        }
+    }
+    let tabs = live.tabs();
+    let lines: Vec<String> = tabs
+        .list
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let s = t.state();
+            let mark = if Some(&t.target_id) == tabs.selected.as_ref() { "*" } else { " " };
+            format!("{mark}{i} {} — {}", if s.title.is_empty() { "(untitled)" } else { &s.title }, s.url)
+        })
+        .collect();
+    Ok(ToolOutput::text(format!("{} tab(s), * is current:", lines.len())).with_page_text(lines.join("\n")))
+}
+
+async fn wait_until_gone(live: &crate::session::Live, target: &str) {
+    for _ in 0..50 {
+        if !live.tabs().list.iter().any(|t| t.target_id == target) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ResizeArgs {
+    /// Width in CSS pixels (100–10000).
+    width: u32,
+    /// Height in CSS pixels (100–10000).
+    height: u32,
+}
+
+async fn resize(session: Ctx, args: ResizeArgs) -> ToolResult {
+    for (field, value) in [("width", args.width), ("height", args.height)] {
+        if !(100..=10_000).contains(&value) {
+            return Err(fail(ErrorCode::InvalidArguments, format!("{field}: {value} is outside 100–10000")));
+        }
+    }
+    let (live, tab) = session.tab().await?;
+    live.call(
+        &tab,
+        "Emulation.setDeviceMetricsOverride",
+        json!({"width": args.width, "height": args.height, "deviceScaleFactor": 1, "mobile": false}),
+    )
+    .await?;
+    Ok(ToolOutput::text(format!("Viewport is {}×{}.", args.width, args.height)))
+}

@@ -1,0 +1,175 @@
+//! The gate: the one dispatch point every tool call passes through.
+//!
+//! Order: find the tool → validate the arguments against its JSON Schema
+//! (naming the field) → run it under a timeout and the client's cancellation
+//! → shape the answer (untrusted fence, byte budget). Policy, confirmation of
+//! consequential actions, rate limits and audit attach here, keyed on what a
+//! tool declares, never inside tools.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use lumo_browser::{Image, ToolSpec};
+use lumo_protocol::{ErrorCode, ToolFailure};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::catalog::Catalog;
+use crate::fence::fence;
+
+/// Longest a single call may run.
+const CALL_TIMEOUT: Duration = Duration::from_secs(120);
+/// Hard cap on an answer's text, whatever the tool did.
+const MAX_ANSWER_BYTES: usize = 2_500_000;
+
+/// A call that cannot be routed at all (a protocol error, not a tool failure).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallError {
+    /// No tool of that name.
+    #[error("unknown tool {0:?}; list the tools with tools/list")]
+    UnknownTool(String),
+}
+
+/// A shaped answer, ready for any front (MCP, CLI).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GateOutput {
+    /// The text the model reads (page content fenced).
+    pub text: String,
+    /// Images.
+    pub images: Vec<Image>,
+    /// Machine-readable result (`{ok:false, error}` for failures).
+    pub structured: Option<Value>,
+    /// A business failure: the call worked, the action did not.
+    pub is_error: bool,
+}
+
+/// The gate.
+pub struct Gate {
+    catalog: Catalog,
+    validators: Mutex<HashMap<String, std::sync::Arc<jsonschema::Validator>>>,
+}
+
+impl Gate {
+    /// A gate over `catalog`.
+    pub fn new(catalog: Catalog) -> Self {
+        Self { catalog, validators: Mutex::default() }
+    }
+
+    /// The catalog.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// Every tool, in listing order.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.catalog.specs().cloned().collect()
+    }
+
+    /// Runs one call through the gate.
+    pub async fn call(&self, name: &str, args: Value, cancel: CancellationToken) -> Result<GateOutput, CallError> {
+        let tool = self.catalog.get(name).ok_or_else(|| CallError::UnknownTool(name.to_string()))?.clone();
+        let args = if args.is_null() { Value::Object(Default::default()) } else { args };
+        if let Err(failure) = self.validate(&tool.spec, &args) {
+            return Ok(failed(failure));
+        }
+        let session = self.catalog.session().clone();
+        let run = tool.call(session, args);
+        let result = tokio::select! {
+            result = tokio::time::timeout(CALL_TIMEOUT, run) => result.unwrap_or_else(|_| {
+                Err(ToolFailure::new(ErrorCode::Timeout, format!("{name} did not finish within {}s", CALL_TIMEOUT.as_secs())))
+            }),
+            () = cancel.cancelled() => Err(ToolFailure::new(ErrorCode::Cancelled, "cancelled by the client")),
+        };
+        Ok(match result {
+            Ok(output) => {
+                let mut text = output.text;
+                if let Some(page) = output.page_text {
+                    text.push('\n');
+                    text.push_str(&fence(&page));
+                }
+                if text.len() > MAX_ANSWER_BYTES {
+                    let mut cut = MAX_ANSWER_BYTES;
+                    while !text.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    text.truncate(cut);
+                    text.push_str("\n[answer cut at the size limit]");
+                }
+                GateOutput { text, images: output.images, structured: output.structured, is_error: false }
+            }
+            Err(failure) => failed(failure),
+        })
+    }
+
+    fn validate(&self, spec: &ToolSpec, args: &Value) -> Result<(), ToolFailure> {
+        let validator = {
+            let mut cache = self.validators.lock().unwrap_or_else(|e| e.into_inner());
+            match cache.get(&spec.name) {
+                Some(v) => v.clone(),
+                None => {
+                    let v = jsonschema::validator_for(&spec.input_schema).map_err(|e| {
+                        ToolFailure::new(ErrorCode::OperationFailed, format!("{} has a broken schema: {e}", spec.name))
+                    })?;
+                    let v = std::sync::Arc::new(v);
+                    cache.insert(spec.name.clone(), v.clone());
+                    v
+                }
+            }
+        };
+        let problems: Vec<String> = validator
+            .iter_errors(args)
+            .take(5)
+            .map(|e| {
+                let path = field_path(e.instance_path().as_str());
+                if path.is_empty() { e.to_string() } else { format!("{path}: {e}") }
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(ToolFailure::new(
+                ErrorCode::InvalidArguments,
+                format!("{}. See the tool's inputSchema.", problems.join("; ")),
+            ))
+        }
+    }
+}
+
+/// `/fields/0/ref` → `fields[0].ref`.
+fn field_path(pointer: &str) -> String {
+    let mut out = String::new();
+    for part in pointer.split('/').filter(|p| !p.is_empty()) {
+        if part.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(&format!("[{part}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&part.replace("~1", "/").replace("~0", "~"));
+        }
+    }
+    out
+}
+
+fn failed(failure: ToolFailure) -> GateOutput {
+    GateOutput {
+        text: format!("Error [{}]: {}", failure.code, failure.message),
+        images: Vec::new(),
+        structured: Some(failure.to_json()),
+        is_error: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::field_path;
+
+    #[test]
+    fn json_pointers_become_field_names() {
+        assert_eq!(field_path("/fields/0/ref"), "fields[0].ref");
+        assert_eq!(field_path(""), "");
+        assert_eq!(field_path("/a~1b"), "a/b");
+    }
+}
