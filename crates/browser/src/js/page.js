@@ -204,8 +204,14 @@
         // Off-screen: still descend, children may be positioned on screen.
         if (!el.children.length) return;
       }
+      if (el && (role === 'listitem' || role === 'cell') && !opts.interactive && !labelOf(el)) {
+        // A wrapper around one element and no text of its own says nothing: show the element in its place.
+        const only = soleChild(el);
+        if (only) { walk(only, depth, pad); return; }
+      }
       if (el && role && role !== 'generic' && role !== 'presentation' && role !== 'none') {
-        const name = nameOf(el, role);
+        const leaf = !NAME_FROM_CONTENT.has(role) || !hasElementChildWithRole(el);
+        const name = leaf ? nameOf(el, role) : clip(labelOf(el), 100);
         const val = valueOf(el, role);
         const ref = interactive || ANCHORS.has(role) ? refOf(el) : '';
         if (opts.interactive && !interactive) {
@@ -225,7 +231,7 @@
         if (val !== null && val !== undefined) line += ' = ' + quote(clip(String(val), 200));
         if (role === 'link' && !opts.interactive) {
           const href = el.getAttribute('href');
-          if (href && !href.startsWith('javascript:') && href.length < 120) line += ' -> ' + href;
+          if (href && !href.startsWith('javascript:') && !href.startsWith('#') && href.length < 120) line += ' -> ' + href;
         }
         if (role === 'iframe') {
           frames.push(ref);
@@ -234,7 +240,7 @@
           return;
         }
         // Leaf-ish: name already carries the text of name-from-content roles.
-        if (NAME_FROM_CONTENT.has(role) && !hasElementChildWithRole(el)) { push(line); return; }
+        if (NAME_FROM_CONTENT.has(role) && leaf) { push(line); return; }
         const inline = onlyText(el);
         if (inline !== null) {
           if (inline && inline !== name) line += ': ' + quote(clip(inline, 300));
@@ -253,6 +259,17 @@
         return;
       }
       for (const c of childrenOf(node)) walk(c, depth, pad);
+    }
+
+    function soleChild(el) {
+      let only = null;
+      for (const c of el.childNodes) {
+        if (c.nodeType === 3) { if (c.data.trim()) return null; continue; }
+        if (c.nodeType !== 1 || SKIP.has(c.tagName)) continue;
+        if (only) return null;
+        only = c;
+      }
+      return only && !el.shadowRoot ? only : null;
     }
 
     function onlyText(el) {
