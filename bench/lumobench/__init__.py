@@ -1,0 +1,1 @@
+"""lumo benchmark harness: see bench/README.md."""

@@ -193,7 +193,8 @@ class Adapter:
             # The anchor must be an element line (with a ref), not a heading such as "Found 1 match for …".
             if not anchor_re.search(line) or not self.ref_re.search(line):
                 continue
-            for cand in lines[i:i + within]:
+            # A table row may sit on one line with its cells split by " | " (lumo): each cell is a candidate.
+            for cand in (seg for line_ in lines[i:i + within] for seg in line_.split(" | ")):
                 head = cand.split('"')[0]
                 if any(self._has_role(head, r) for r in roles) and (name is None or f'"{name}"' in cand):
                     ref = self._line_ref(cand)

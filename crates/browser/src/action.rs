@@ -80,14 +80,16 @@ pub(crate) async fn describe_outcome(
     if !title.is_empty() {
         page_lines.push(format!("title: {title}"));
     }
-    if watching && !dialog && now_navigations == navigations {
-        if let Ok(changes) = lumo_call(live, tab, "collectChanges", json!(CHANGE_LINES)).await {
-            let lines: Vec<String> =
-                changes.as_array().into_iter().flatten().filter_map(|l| l.as_str().map(str::to_string)).collect();
-            if !lines.is_empty() {
-                page_lines.push("changes:".to_string());
-                page_lines.extend(lines);
-            }
+    if watching
+        && !dialog
+        && now_navigations == navigations
+        && let Ok(changes) = lumo_call(live, tab, "collectChanges", json!(CHANGE_LINES)).await
+    {
+        let lines: Vec<String> =
+            changes.as_array().into_iter().flatten().filter_map(|l| l.as_str().map(str::to_string)).collect();
+        if !lines.is_empty() {
+            page_lines.push("changes:".to_string());
+            page_lines.extend(lines);
         }
     }
     for notice in tab.pending_notices() {

@@ -26,12 +26,14 @@ pub enum BrowserSource {
 pub struct Session {
     source: BrowserSource,
     live: tokio::sync::Mutex<Option<Arc<Live>>>,
+    /// WebMCP page tools: a synchronous view of the browser and what the agent was shown.
+    pub(crate) webmcp: crate::webmcp::Shared,
 }
 
 impl Session {
     /// A session that starts or attaches to its browser on the first tool call.
     pub fn new(source: BrowserSource) -> Self {
-        Self { source, live: tokio::sync::Mutex::new(None) }
+        Self { source, live: tokio::sync::Mutex::new(None), webmcp: Default::default() }
     }
 
     /// The running browser, started now if needed. After a crash the first
@@ -50,6 +52,7 @@ impl Session {
         }
         let live = Live::start(&self.source).await.map_err(|e| fail(ErrorCode::Unavailable, e.to_string()))?;
         *guard = Some(live.clone());
+        self.webmcp.set_live(&live);
         Ok(live)
     }
 
@@ -175,6 +178,7 @@ impl Live {
             frame["id"].as_str().unwrap_or_default().to_string(),
         ));
         tab.state().url = frame["url"].as_str().unwrap_or_default().to_string();
+        tab.state().webmcp.record_tree(&tree["frameTree"]);
         self.sessions().insert(session.clone(), tab.clone());
         let enables = [
             ("Page.enable", json!({})),
@@ -185,6 +189,10 @@ impl Live {
         ];
         for (method, params) in enables {
             self.cdp.call(method, params, s).await?;
+        }
+        // Page tools: replays the registered ones as toolsAdded. Older browsers lack the domain.
+        if let Err(e) = self.cdp.call("WebMCP.enable", json!({}), s).await {
+            tracing::debug!(target = %target_id, error = %e, "WebMCP is not available in this tab");
         }
         {
             let mut tabs = self.tabs();

@@ -71,6 +71,8 @@ pub(crate) struct TabState {
     /// The isolated world's execution context that has lumo's helper installed.
     pub(crate) world: Option<i64>,
     pub(crate) main_frame: String,
+    /// WebMCP page tools registered in this tab's frames.
+    pub(crate) webmcp: crate::webmcp::TabTools,
 }
 
 /// A tab lumo is attached to.
@@ -102,6 +104,7 @@ impl Tab {
             let mut s = self.state();
             match method {
                 "Page.frameNavigated" => {
+                    s.webmcp.on_event(method, params);
                     let frame = &params["frame"];
                     if frame.get("parentId").is_none() {
                         s.url = str_of(&frame["url"]);
@@ -111,6 +114,12 @@ impl Tab {
                         s.requests.retain(|r| !r.finished);
                         s.file_chooser = None;
                     }
+                }
+                "Page.frameDetached" => {
+                    s.webmcp.on_event(method, params);
+                }
+                m if m.starts_with("WebMCP.") => {
+                    s.webmcp.on_event(method, params);
                 }
                 "Page.navigatedWithinDocument" => s.url = str_of(&params["url"]),
                 "Page.frameStartedLoading" if params["frameId"].as_str() == Some(&s.main_frame) => s.loading = true,

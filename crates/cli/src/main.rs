@@ -33,6 +33,9 @@ enum Command {
         /// A browser origin allowed to call over HTTP (repeatable); none by default.
         #[arg(long = "allow-origin", value_name = "ORIGIN")]
         allow_origins: Vec<String>,
+        /// Let consequential WebMCP page tools run when the client cannot ask the user to confirm.
+        #[arg(long)]
+        allow_consequential: bool,
         #[command(flatten)]
         browser: BrowserArgs,
     },
@@ -52,6 +55,55 @@ enum Command {
         /// Print the whole result as JSON.
         #[arg(long)]
         json: bool,
+        /// Let consequential WebMCP page tools run (there is no one to ask).
+        #[arg(long)]
+        allow_consequential: bool,
+        #[command(flatten)]
+        browser: BrowserArgs,
+    },
+    /// For site developers: list or call the WebMCP tools a page registers.
+    Webmcp {
+        #[command(subcommand)]
+        command: WebmcpCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum WebmcpCommand {
+    /// Open URL and list its page tools.
+    List {
+        /// The page (WebMCP needs a secure context: https, http://localhost or http://127.0.0.1).
+        url: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Wait until at least N tools are registered (up to --wait seconds).
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        wait_for_tools: usize,
+        /// How long to wait for tools, in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 5)]
+        wait: u64,
+        #[command(flatten)]
+        browser: BrowserArgs,
+    },
+    /// Open URL and call one of its page tools.
+    Call {
+        /// The page.
+        url: String,
+        /// The tool's name as the page registered it (or its webmcp_ name).
+        tool: String,
+        /// Its input as a JSON object.
+        #[arg(default_value = "{}")]
+        input: String,
+        /// Print the whole result as JSON.
+        #[arg(long)]
+        json: bool,
+        /// How long to wait for the tool to be registered, in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 5)]
+        wait: u64,
+        /// Let a consequential tool run.
+        #[arg(long)]
+        allow_consequential: bool,
         #[command(flatten)]
         browser: BrowserArgs,
     },
@@ -88,8 +140,160 @@ impl BrowserArgs {
 }
 
 fn gate(browser: &BrowserArgs) -> (Arc<Session>, Arc<Gate>) {
+    gate_with(browser, false)
+}
+
+fn gate_with(browser: &BrowserArgs, allow_consequential: bool) -> (Arc<Session>, Arc<Gate>) {
     let session = Arc::new(Session::new(browser.source()));
-    (session.clone(), Arc::new(Gate::new(Catalog::builtin(session))))
+    (session.clone(), Arc::new(Gate::new(Catalog::builtin(session)).allow_consequential(allow_consequential)))
+}
+
+/// Why a page has no usable WebMCP, or None when its tools are there.
+async fn open_for_webmcp(
+    gate: &Gate,
+    session: &Session,
+    url: &str,
+    want: usize,
+    wait: std::time::Duration,
+) -> anyhow::Result<Result<usize, String>> {
+    let opened = gate
+        .call("browser_navigate", serde_json::json!({"url": url}), tokio_util::sync::CancellationToken::new())
+        .await?;
+    if opened.is_error {
+        return Ok(Err(format!("could not open {url}: {}", opened.text)));
+    }
+    let available = session.webmcp_available().await.map_err(|e| anyhow::anyhow!(e.message))?;
+    if !available {
+        return Ok(Err(format!(
+            "the page has no document.modelContext: this browser has no WebMCP (it needs Chromium with --enable-features=WebMCP), or {url} is not a secure context (https, http://localhost, http://127.0.0.1)"
+        )));
+    }
+    let count = session.wait_for_page_tools(want, wait).await.map_err(|e| anyhow::anyhow!(e.message))?;
+    if count < want.max(1) {
+        return Ok(Err(format!(
+            "document.modelContext exists but the page registered {count} tool(s) within {}s (wanted {})",
+            wait.as_secs(),
+            want.max(1)
+        )));
+    }
+    // Apps add, remove and re-add tools just after load: let it settle.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    Ok(Ok(count))
+}
+
+async fn webmcp(command: WebmcpCommand) -> anyhow::Result<()> {
+    match command {
+        WebmcpCommand::List { url, json, wait_for_tools, wait, browser } => {
+            let (session, gate) = gate(&browser);
+            let opened =
+                open_for_webmcp(&gate, &session, &url, wait_for_tools, std::time::Duration::from_secs(wait)).await;
+            let tools = gate.catalog().page_tools();
+            session.shutdown().await;
+            if let Err(why) = opened? {
+                eprintln!("unsupported / not verified: {why}");
+                std::process::exit(2);
+            }
+            if json {
+                let list: Vec<serde_json::Value> = tools
+                    .iter()
+                    .map(|t| {
+                        serde_json::json!({"name": t.name, "exposedName": t.exposed.as_ref().ok(), "refused": t.exposed.as_ref().err(),
+                            "description": t.description, "inputSchema": t.input_schema,
+                            "annotations": {"readOnlyHint": t.read_only, "consequentialHint": t.consequential, "untrustedContentHint": t.untrusted_content},
+                            "declarative": t.declarative, "frame": {"id": t.frame_id, "url": t.frame_url, "origin": t.origin, "main": t.main_frame}})
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else {
+                let rows: Vec<[String; 4]> = tools
+                    .iter()
+                    .map(|t| {
+                        let mut hints = Vec::new();
+                        if t.read_only {
+                            hints.push("read-only");
+                        }
+                        if t.consequential {
+                            hints.push("consequential");
+                        }
+                        if t.untrusted_content {
+                            hints.push("untrusted");
+                        }
+                        if t.declarative {
+                            hints.push("form");
+                        }
+                        let name = match &t.exposed {
+                            Ok(exposed) => format!("{} ({exposed})", t.name),
+                            Err(why) => format!("{} (REFUSED: {why})", t.name),
+                        };
+                        let frame = if t.main_frame { t.origin.clone() } else { format!("{} [iframe]", t.origin) };
+                        [name, hints.join(","), t.schema_summary(), frame]
+                    })
+                    .collect();
+                let header = ["NAME".to_string(), "ANNOTATIONS".into(), "ARGUMENTS".into(), "FRAME".into()];
+                let widths: Vec<usize> =
+                    (0..3).map(|i| rows.iter().chain([&header]).map(|r| r[i].len()).max().unwrap_or(0)).collect();
+                for row in [&header].into_iter().chain(rows.iter()) {
+                    println!(
+                        "{:w0$}  {:w1$}  {:w2$}  {}",
+                        row[0],
+                        row[1],
+                        row[2],
+                        row[3],
+                        w0 = widths[0],
+                        w1 = widths[1],
+                        w2 = widths[2]
+                    );
+                }
+            }
+            Ok(())
+        }
+        WebmcpCommand::Call { url, tool, input, json, wait, allow_consequential, browser } => {
+            let input: serde_json::Value =
+                serde_json::from_str(&input).with_context(|| format!("the input is not JSON: {input}"))?;
+            if !input.is_object() {
+                bail!("the input must be a JSON object");
+            }
+            let (session, gate) = gate_with(&browser, allow_consequential);
+            let opened = open_for_webmcp(&gate, &session, &url, 1, std::time::Duration::from_secs(wait)).await;
+            let result = match &opened {
+                Ok(Ok(_)) => Some(
+                    gate.call(
+                        "webmcp_call",
+                        serde_json::json!({"name": tool, "input": input}),
+                        tokio_util::sync::CancellationToken::new(),
+                    )
+                    .await,
+                ),
+                _ => None,
+            };
+            session.shutdown().await;
+            if let Err(why) = opened? {
+                eprintln!("unsupported / not verified: {why}");
+                std::process::exit(2);
+            }
+            let Some(result) = result else { bail!("no result") };
+            print_output(result?, json)
+        }
+    }
+}
+
+fn print_output(output: lumo_host::GateOutput, json: bool) -> anyhow::Result<()> {
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"text": output.text, "structured": output.structured, "isError": output.is_error,
+                "images": output.images.iter().map(|i| serde_json::json!({"mime": i.mime, "bytes": i.data.len()})).collect::<Vec<_>>()})
+        );
+    } else {
+        println!("{}", output.text);
+        for image in &output.images {
+            println!("[image {} — {} base64 bytes]", image.mime, image.data.len());
+        }
+    }
+    if output.is_error {
+        std::process::exit(1);
+    }
+    Ok(())
 }
 
 #[tokio::main]
@@ -102,8 +306,8 @@ async fn main() -> anyhow::Result<()> {
         .init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { http, token, allow_origins, browser } => {
-            let (session, gate) = gate(&browser);
+        Command::Serve { http, token, allow_origins, allow_consequential, browser } => {
+            let (session, gate) = gate_with(&browser, allow_consequential);
             let served = match http {
                 Some(addr) => lumo_host::serve_http(gate, HttpOptions { addr, token, allowed_origins: allow_origins })
                     .await
@@ -141,13 +345,14 @@ async fn main() -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Call { tool, args, json, browser } => {
+        Command::Webmcp { command } => webmcp(command).await,
+        Command::Call { tool, args, json, allow_consequential, browser } => {
             let args: serde_json::Value =
                 serde_json::from_str(&args).with_context(|| format!("the arguments are not JSON: {args}"))?;
             if !args.is_object() {
                 bail!("the arguments must be a JSON object, like '{{\"url\": \"https://example.com\"}}'");
             }
-            let (session, gate) = gate(&browser);
+            let (session, gate) = gate_with(&browser, allow_consequential);
             let result = gate.call(&tool, args, tokio_util::sync::CancellationToken::new()).await;
             session.shutdown().await;
             let output = result?;

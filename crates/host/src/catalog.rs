@@ -1,37 +1,141 @@
 //! Every tool lumo exposes, from every source, by name, in one deterministic order.
+//!
+//! The set is dynamic: the built-in tools, then the WebMCP page tools of the
+//! selected tab (`webmcp_*`, by name). A watcher announces changes of the page
+//! tools, debounced, so the front can send `notifications/tools/list_changed`.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 
-use lumo_browser::{Session, Tool, ToolSpec};
+use lumo_browser::{PageTool, Session, Tool, ToolSpec};
+use serde_json::Value;
+use tokio::sync::watch;
+
+/// How often the watcher looks at the page tools.
+const WATCH_TICK: Duration = Duration::from_millis(100);
+/// How long a changed set must hold before it is announced (apps add, remove, re-add after load).
+const DEBOUNCE: Duration = Duration::from_millis(300);
 
 /// The tools lumo exposes.
 pub struct Catalog {
     session: Arc<Session>,
     builtin: Vec<Tool<Arc<Session>>>,
     index: HashMap<String, usize>,
+    /// Bumped whenever the listed set changes.
+    changes: Arc<watch::Sender<u64>>,
+    watching: AtomicBool,
+}
+
+/// A call routed to its tool.
+pub(crate) struct Resolved {
+    pub(crate) tool: Tool<Arc<Session>>,
+    pub(crate) args: Value,
+    /// The page tool it runs, if it is one.
+    pub(crate) page: Option<PageTool>,
 }
 
 impl Catalog {
-    /// The built-in browser tools over `session`.
+    /// The built-in browser tools over `session`, plus its page tools.
     pub fn builtin(session: Arc<Session>) -> Self {
         let builtin = lumo_browser::builtin_tools();
         let index = builtin.iter().enumerate().map(|(i, t)| (t.spec.name.clone(), i)).collect();
-        Self { session, builtin, index }
+        Self { session, builtin, index, changes: Arc::new(watch::channel(0).0), watching: AtomicBool::new(false) }
     }
 
-    /// Every tool's spec, in listing order.
-    pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
-        self.builtin.iter().map(|t| &t.spec)
+    /// Every tool's spec, in listing order: built-ins, then page tools by name.
+    /// Listing binds the page tools' names to the registrations listed.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        let page = self.session.page_tools();
+        self.session.mark_page_tools_shown(&page);
+        let mut specs: Vec<ToolSpec> = self.builtin.iter().map(|t| t.spec.clone()).collect();
+        let mut page: Vec<ToolSpec> =
+            page.iter().filter(|t| t.exposed.is_ok()).map(|t| lumo_browser::page_tool(t).spec).collect();
+        page.sort_by(|a, b| a.name.cmp(&b.name));
+        specs.extend(page);
+        specs
     }
 
-    /// A tool by name.
-    pub(crate) fn get(&self, name: &str) -> Option<&Tool<Arc<Session>>> {
-        self.index.get(name).map(|&i| &self.builtin[i])
+    /// The page tools of the selected tab, exposed or refused.
+    pub fn page_tools(&self) -> Vec<PageTool> {
+        self.session.page_tools()
+    }
+
+    /// A tool by name, with the arguments it runs with: `webmcp_call {name, input}`
+    /// routes to the page tool so that it passes the same checks.
+    pub(crate) fn resolve(&self, name: &str, args: Value) -> Option<Resolved> {
+        if name == "webmcp_call" {
+            let target = args["name"].as_str().map(str::to_string);
+            if let Some(target) = target {
+                let input = args.get("input").cloned().unwrap_or_else(|| Value::Object(Default::default()));
+                return Some(self.page_tool(&target, input));
+            }
+        }
+        if let Some(&i) = self.index.get(name) {
+            return Some(Resolved { tool: self.builtin[i].clone(), args, page: None });
+        }
+        name.starts_with("webmcp_").then(|| self.page_tool(name, args))
+    }
+
+    /// A built-in tool's spec.
+    pub(crate) fn builtin_spec(&self, name: &str) -> Option<&ToolSpec> {
+        self.index.get(name).map(|&i| &self.builtin[i].spec)
+    }
+
+    fn page_tool(&self, name: &str, args: Value) -> Resolved {
+        match self.session.resolve_page_tool(name) {
+            Ok(page) => Resolved { tool: lumo_browser::page_tool(&page), args, page: Some(page) },
+            Err(failure) => Resolved { tool: lumo_browser::unavailable_page_tool(name, failure), args, page: None },
+        }
     }
 
     /// The browser session the built-in tools drive.
     pub fn session(&self) -> &Arc<Session> {
         &self.session
+    }
+
+    /// A receiver that changes (debounced) whenever the listed tools change.
+    /// The first subscription starts the watcher.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        if !self.watching.swap(true, Ordering::SeqCst) {
+            tokio::spawn(watch_page_tools(Arc::downgrade(&self.session), self.changes.clone()));
+        }
+        self.changes.subscribe()
+    }
+}
+
+type Fingerprint = Vec<(String, u64)>;
+
+fn fingerprint(tools: &[PageTool]) -> Fingerprint {
+    let mut f: Fingerprint =
+        tools.iter().filter_map(|t| t.exposed.as_ref().ok().map(|n| (n.clone(), t.generation))).collect();
+    f.sort();
+    f
+}
+
+async fn watch_page_tools(session: Weak<Session>, changes: Arc<watch::Sender<u64>>) {
+    let mut announced: Fingerprint = session.upgrade().map(|s| fingerprint(&s.page_tools())).unwrap_or_default();
+    let mut candidate: Option<(Fingerprint, tokio::time::Instant)> = None;
+    let mut tick = tokio::time::interval(WATCH_TICK);
+    loop {
+        tick.tick().await;
+        let Some(session) = session.upgrade() else { return };
+        let now = fingerprint(&session.page_tools());
+        drop(session);
+        if now == announced {
+            candidate = None;
+            continue;
+        }
+        match &candidate {
+            Some((c, since)) if *c == now => {
+                if since.elapsed() >= DEBOUNCE {
+                    announced = now;
+                    candidate = None;
+                    changes.send_modify(|n| *n += 1);
+                }
+            }
+            _ => candidate = Some((now, tokio::time::Instant::now())),
+        }
     }
 }

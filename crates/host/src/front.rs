@@ -1,30 +1,107 @@
 //! The MCP front: lumo as an rmcp server handler, on stdio.
+//!
+//! The tool list is dynamic (page tools come and go): `tools/list` asks the
+//! catalog each time, and every initialized client is sent
+//! `notifications/tools/list_changed` when the catalog announces a change.
+//! Consequential page tools are confirmed through MCP elicitation when the
+//! client supports it.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult, PaginatedRequestParams,
     ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::service::{ElicitationMode, NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 
 use crate::fence::explanation;
-use crate::gate::{CallError, Gate, GateOutput};
+use crate::gate::{CallError, ConfirmRequest, Confirmation, Confirmer, Gate, GateOutput};
+
+/// How long the user has to answer a confirmation.
+const CONFIRM_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// lumo as an MCP server.
 #[derive(Clone)]
 pub struct LumoServer {
     gate: Arc<Gate>,
-    tools: Arc<Vec<Tool>>,
+    /// Whether this connection's peer already gets list-change notifications.
+    notifying: Arc<AtomicBool>,
 }
 
 impl LumoServer {
     /// A server over `gate`.
     pub fn new(gate: Arc<Gate>) -> Self {
-        let tools = gate.specs().iter().map(to_mcp_tool).collect();
-        Self { gate, tools: Arc::new(tools) }
+        Self { gate, notifying: Arc::default() }
     }
+
+    /// Sends `notifications/tools/list_changed` to `peer` whenever the catalog changes, until it goes away.
+    fn notify_changes(&self, peer: Peer<RoleServer>) {
+        // Only initialize-era peers take unsolicited notifications; newer ones use `listen`.
+        if !peer.peer_info().is_some_and(|info| info.protocol_version.has_initialize())
+            || self.notifying.swap(true, Ordering::SeqCst)
+        {
+            return;
+        }
+        let mut changes = self.gate.catalog().subscribe();
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                if peer.is_transport_closed() {
+                    return;
+                }
+                if let Err(e) = peer.notify_tool_list_changed().await {
+                    tracing::debug!(error = %e, "could not send tools/list_changed");
+                    return;
+                }
+            }
+        });
+    }
+}
+
+/// A confirmer that asks the user through MCP elicitation, when the client supports it.
+fn elicitation_confirmer(peer: Peer<RoleServer>) -> Confirmer {
+    Arc::new(move |request: ConfirmRequest| {
+        let peer = peer.clone();
+        Box::pin(async move {
+            if !peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
+                return Confirmation::Unsupported;
+            }
+            let mut arguments = request.arguments.to_string();
+            if arguments.len() > 1000 {
+                let mut cut = 1000;
+                while !arguments.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                arguments.truncate(cut);
+                arguments.push('…');
+            }
+            let message = format!(
+                "The page {} offers the tool {:?}, marked consequential (e.g. it buys, sends or deletes something). Run it with these arguments?\n{}",
+                request.origin, request.page_tool, arguments
+            );
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message,
+                requested_schema: ElicitationSchema::new(BTreeMap::new()),
+            };
+            match peer.create_elicitation_with_timeout(params, Some(CONFIRM_TIMEOUT)).await {
+                Ok(answer) => match answer.action {
+                    ElicitationAction::Accept => Confirmation::Accepted,
+                    ElicitationAction::Decline => Confirmation::Declined,
+                    _ => Confirmation::Cancelled,
+                },
+                Err(e) => {
+                    tracing::debug!(error = %e, "elicitation failed");
+                    Confirmation::Unsupported
+                }
+            }
+        })
+    })
 }
 
 fn to_mcp_tool(spec: &lumo_browser::ToolSpec) -> Tool {
@@ -62,9 +139,10 @@ impl ServerHandler for LumoServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+        self.notify_changes(context.peer.clone());
+        Ok(ListToolsResult::with_all_items(self.gate.specs().iter().map(to_mcp_tool).collect()))
     }
 
     async fn call_tool(
@@ -73,14 +151,43 @@ impl ServerHandler for LumoServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.map(serde_json::Value::Object).unwrap_or(serde_json::Value::Null);
-        match self.gate.call(&request.name, args, context.ct.clone()).await {
+        self.notify_changes(context.peer.clone());
+        let confirm = elicitation_confirmer(context.peer.clone());
+        match self.gate.call_confirmed(&request.name, args, context.ct.clone(), Some(confirm)).await {
             Ok(output) => Ok(to_mcp_result(output).into()),
             Err(e @ CallError::UnknownTool(_)) => Err(ErrorData::invalid_params(e.to_string(), None)),
         }
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|t| t.name == name).cloned()
+        self.gate.specs().iter().find(|t| t.name == name).map(to_mcp_tool)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.notify_changes(context.peer);
+    }
+
+    // 2026-07-28 clients have no `initialize`: they ask for list changes with `subscriptions/listen`.
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        (requested.tools_list_changed == Some(true)).then(|| SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.gate.catalog().subscribe();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    if let Err(e) = context.sink().notify_tool_list_changed().await {
+                        tracing::debug!(error = %e, "could not send tools/list_changed to a subscription");
+                        return Ok(());
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -7,7 +7,9 @@
 //! tool declares, never inside tools.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lumo_browser::{Image, ToolSpec};
@@ -45,16 +47,54 @@ pub struct GateOutput {
     pub is_error: bool,
 }
 
+/// What the user answered when asked to confirm a consequential page tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Confirmation {
+    /// Run it.
+    Accepted,
+    /// Do not run it.
+    Declined,
+    /// The user dismissed the question.
+    Cancelled,
+    /// The client cannot ask the user (no elicitation).
+    Unsupported,
+}
+
+/// What a confirmation question shows the user.
+#[derive(Debug, Clone)]
+pub struct ConfirmRequest {
+    /// The exposed tool name.
+    pub tool: String,
+    /// The name the page registered.
+    pub page_tool: String,
+    /// The origin of the frame that registered it.
+    pub origin: String,
+    /// The arguments it would run with.
+    pub arguments: Value,
+}
+
+/// Asks the user (e.g. through MCP elicitation).
+pub type Confirmer = Arc<dyn Fn(ConfirmRequest) -> Pin<Box<dyn Future<Output = Confirmation> + Send>> + Send + Sync>;
+
 /// The gate.
 pub struct Gate {
     catalog: Catalog,
     validators: Mutex<HashMap<String, std::sync::Arc<jsonschema::Validator>>>,
+    allow_consequential: bool,
 }
 
 impl Gate {
     /// A gate over `catalog`.
     pub fn new(catalog: Catalog) -> Self {
-        Self { catalog, validators: Mutex::default() }
+        Self { catalog, validators: Mutex::default(), allow_consequential: false }
+    }
+
+    /// Lets consequential page tools run without asking when the client cannot ask the user
+    /// (`--allow-consequential`).
+    pub fn allow_consequential(mut self, allow: bool) -> Self {
+        self.allow_consequential = allow;
+        self
     }
 
     /// The catalog.
@@ -64,15 +104,67 @@ impl Gate {
 
     /// Every tool, in listing order.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.catalog.specs().cloned().collect()
+        self.catalog.specs()
     }
 
     /// Runs one call through the gate.
     pub async fn call(&self, name: &str, args: Value, cancel: CancellationToken) -> Result<GateOutput, CallError> {
-        let tool = self.catalog.get(name).ok_or_else(|| CallError::UnknownTool(name.to_string()))?.clone();
+        self.call_confirmed(name, args, cancel, None).await
+    }
+
+    /// Runs one call, asking `confirm` before a consequential page tool runs.
+    pub async fn call_confirmed(
+        &self,
+        name: &str,
+        args: Value,
+        cancel: CancellationToken,
+        confirm: Option<Confirmer>,
+    ) -> Result<GateOutput, CallError> {
         let args = if args.is_null() { Value::Object(Default::default()) } else { args };
+        // webmcp_call's own shape first; the page tool's schema is checked below.
+        if let Some(spec) = self.catalog.builtin_spec(name).filter(|s| s.name == "webmcp_call")
+            && let Err(failure) = self.validate(spec, &args)
+        {
+            return Ok(failed(failure));
+        }
+        let resolved = self.catalog.resolve(name, args).ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
+        let (tool, args) = (resolved.tool, resolved.args);
         if let Err(failure) = self.validate(&tool.spec, &args) {
             return Ok(failed(failure));
+        }
+        if let Some(page) = resolved.page.as_ref().filter(|p| p.consequential) {
+            let question = ConfirmRequest {
+                tool: tool.spec.name.clone(),
+                page_tool: page.name.clone(),
+                origin: page.origin.clone(),
+                arguments: args.clone(),
+            };
+            let answer = match &confirm {
+                Some(ask) => ask(question).await,
+                None => Confirmation::Unsupported,
+            };
+            let refusal = match answer {
+                Confirmation::Accepted => None,
+                Confirmation::Unsupported if self.allow_consequential => None,
+                Confirmation::Declined => Some(ToolFailure::new(
+                    ErrorCode::Forbidden,
+                    format!("the user declined to run {} (consequential page tool from {})", page.name, page.origin),
+                )),
+                Confirmation::Cancelled => Some(ToolFailure::new(
+                    ErrorCode::Cancelled,
+                    format!("the user dismissed the confirmation for {}", page.name),
+                )),
+                Confirmation::Unsupported => Some(ToolFailure::new(
+                    ErrorCode::Forbidden,
+                    format!(
+                        "{} is a consequential page tool (from {}) and this client cannot ask the user to confirm it (no MCP elicitation). Start lumo with --allow-consequential to let such tools run.",
+                        page.name, page.origin
+                    ),
+                )),
+            };
+            if let Some(refusal) = refusal {
+                return Ok(failed(refusal));
+            }
         }
         let session = self.catalog.session().clone();
         let run = tool.call(session, args);
@@ -106,14 +198,19 @@ impl Gate {
     fn validate(&self, spec: &ToolSpec, args: &Value) -> Result<(), ToolFailure> {
         let validator = {
             let mut cache = self.validators.lock().unwrap_or_else(|e| e.into_inner());
-            match cache.get(&spec.name) {
+            // Page tools change their schema under the same name: key on both.
+            let key = format!("{}\u{0}{}", spec.name, spec.input_schema);
+            if cache.len() > 512 {
+                cache.clear();
+            }
+            match cache.get(&key) {
                 Some(v) => v.clone(),
                 None => {
                     let v = jsonschema::validator_for(&spec.input_schema).map_err(|e| {
                         ToolFailure::new(ErrorCode::OperationFailed, format!("{} has a broken schema: {e}", spec.name))
                     })?;
                     let v = std::sync::Arc::new(v);
-                    cache.insert(spec.name.clone(), v.clone());
+                    cache.insert(key, v.clone());
                     v
                 }
             }

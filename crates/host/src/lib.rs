@@ -26,5 +26,5 @@ mod http;
 
 pub use catalog::Catalog;
 pub use front::{LumoServer, serve_stdio};
-pub use gate::{CallError, Gate, GateOutput};
+pub use gate::{CallError, ConfirmRequest, Confirmation, Confirmer, Gate, GateOutput};
 pub use http::{HttpError, HttpOptions, serve_http};

@@ -46,8 +46,10 @@
     return '';
   }
 
+  // textContent, not innerText: innerText costs a layout query per call, which
+  // on a 5,000-row table adds up to seconds; names rarely depend on rendering.
   function textOf(e) {
-    return squash(e.innerText !== undefined ? e.innerText : e.textContent || '');
+    return squash(e.textContent || '');
   }
 
   function labelOf(e) {
@@ -164,6 +166,31 @@
     return n.childNodes;
   }
 
+  // One table row on one line: cell texts, and the actionable elements with refs.
+  function rowText(tr) {
+    const parts = [];
+    for (const cell of tr.children) {
+      const inner = cell.querySelectorAll('a[href],button,input,select,textarea,[role=button],[role=link],[role=checkbox],[tabindex],[onclick]');
+      if (inner.length) {
+        const bits = [];
+        const txt = squash(cell.textContent || '');
+        for (const e of inner) {
+          const r = roleOf(e) || 'generic';
+          const n = nameOf(e, r);
+          const v = valueOf(e, r);
+          const st = states(e, r);
+          bits.push(r + (n ? ' ' + quote(n) : '') + ' [' + refOf(e) + ']' + (st.length ? ' ' + st.join(' ') : '') + (v !== null && v !== undefined && v !== '' ? ' = ' + quote(clip(String(v), 80)) : ''));
+        }
+        const own = txt && !bits.some((b) => b.includes(quote(txt))) ? quote(clip(txt, 80)) + ' ' : '';
+        parts.push(own + bits.join(' '));
+      } else {
+        parts.push(clip(squash(cell.textContent || ''), 120));
+      }
+    }
+    return parts.join(' | ');
+  }
+
+
   // Walks from `root` and writes one line per meaningful node. Options:
   // interactive (only actionable elements, flat), viewport (only what is on
   // screen), maxBytes (stop there and say how much was left).
@@ -185,7 +212,7 @@
     function walk(node, depth, pad) {
       if (node.nodeType === 3) {
         const t = squash(node.data);
-        if (t && !opts.interactive) push(pad + '- text: ' + quote(clip(t, 200)));
+        if (t && !opts.interactive) push(pad + '- text: ' + quote(clip(t, 4000)));
         return;
       }
       if (node.nodeType !== 1 && node.nodeType !== 11) return;
@@ -243,7 +270,7 @@
         if (NAME_FROM_CONTENT.has(role) && leaf) { push(line); return; }
         const inline = onlyText(el);
         if (inline !== null) {
-          if (inline && inline !== name) line += ': ' + quote(clip(inline, 300));
+          if (inline && inline !== name) line += ': ' + quote(clip(inline, 4000));
           push(line);
           return;
         }
@@ -286,33 +313,10 @@
       return !!el.shadowRoot;
     }
 
-    function rowText(tr) {
-      const parts = [];
-      for (const cell of tr.children) {
-        const inner = cell.querySelectorAll('a[href],button,input,select,textarea,[role=button],[role=link],[role=checkbox],[tabindex],[onclick]');
-        if (inner.length) {
-          const bits = [];
-          const txt = squash(cell.innerText || '');
-          for (const e of inner) {
-            const r = roleOf(e) || 'generic';
-            const n = nameOf(e, r);
-            const v = valueOf(e, r);
-            const st = states(e, r);
-            bits.push(r + (n ? ' ' + quote(n) : '') + ' [' + refOf(e) + ']' + (st.length ? ' ' + st.join(' ') : '') + (v !== null && v !== undefined && v !== '' ? ' = ' + quote(clip(String(v), 80)) : ''));
-          }
-          const own = txt && !bits.some((b) => b.includes(quote(txt))) ? quote(clip(txt, 80)) + ' ' : '';
-          parts.push(own + bits.join(' '));
-        } else {
-          parts.push(clip(squash(cell.innerText || ''), 120));
-        }
-      }
-      return parts.join(' | ');
-    }
-
     const rootEl = root.nodeType === 1 ? root : null;
     if (rootEl && opts.root) walk(rootEl, 0, '');
     else for (const c of childrenOf(root)) walk(c, 0, '');
-    return { text: lines.join('\n'), omitted, next, frames, truncated: truncatedAt >= 0 };
+    return { text: lines.join('\n'), omitted, next, frames, truncated: truncatedAt >= 0, title: document.title };
   }
 
   // Finds elements by text, role and/or regex and returns them with refs and a little context.
@@ -337,6 +341,12 @@
     })(document.body || document.documentElement);
     for (const e of all) {
       if (SKIP.has(e.tagName)) continue;
+      if (needle) {
+        // Cheap prefilter: a name or value can only match if the text or a naming attribute has the needle.
+        const cheap = (e.textContent + ' ' + (e.getAttribute('aria-label') || '') + ' ' + (e.getAttribute('placeholder') || '') + ' ' +
+          (e.getAttribute('title') || '') + ' ' + (e.getAttribute('alt') || '') + ' ' + (e.value || '')).toLowerCase();
+        if (!cheap.includes(needle) && !e.hasAttribute('aria-labelledby') && !(e.labels && e.labels.length)) continue;
+      }
       const role = roleOf(e);
       const interactive = isInteractive(e, role);
       if (q.role && role !== q.role) continue;
@@ -378,10 +388,7 @@
   // The nearest labelled container: a row's first cell, a form, a section heading.
   function contextOf(e) {
     const row = e.closest('tr');
-    if (row && row.cells && row.cells.length) {
-      const first = squash(row.cells[0].innerText || '');
-      if (first) return 'row ' + quote(clip(first, 60));
-    }
+    if (row && row.cells && row.cells.length) return 'row: ' + clip(rowText(row), 400);
     for (let p = e.parentElement; p; p = p.parentElement) {
       const role = roleOf(p);
       if (role === 'form' || role === 'dialog' || role === 'region' || role === 'navigation' || role === 'listitem') {

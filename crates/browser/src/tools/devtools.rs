@@ -21,6 +21,8 @@ use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
 const MESSAGE_BYTES: usize = 300;
 const DEFAULT_RESULT_BYTES: usize = 20_000;
 const MAX_RESULT_BYTES: usize = 1_000_000;
+/// How long code may run before the browser stops it (an endless loop would hang the tab).
+const RUN_TIMEOUT_MS: u64 = 15_000;
 /// The object group of evaluation results, released after each call.
 const GROUP: &str = "lumo-evaluate";
 
@@ -82,13 +84,24 @@ fn rank(level: &str) -> u8 {
     }
 }
 
-fn console_line(entry: &ConsoleEntry) -> String {
+/// `scheme://host[:port]` of a URL, when it has one.
+fn origin(url: &str) -> Option<&str> {
+    let rest = url.find("://").map(|i| i + 3)?;
+    let end = url[rest..].find('/').map_or(url.len(), |i| rest + i);
+    Some(&url[..end])
+}
+
+fn console_line(entry: &ConsoleEntry, page_origin: Option<&str>) -> String {
     // Multi-line messages (stack traces) stay on one line.
     let text: String = entry.text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ↵ ");
     let (shown, cut) = clip(&text, MESSAGE_BYTES);
     let mut line = format!("[{}] {shown}{}", entry.level, if cut { "…" } else { "" });
     if !entry.location.is_empty() && !entry.location.starts_with(':') {
-        let location = &entry.location;
+        // Same-origin scripts are shown by path: the origin is the page's.
+        let location = match page_origin {
+            Some(o) if entry.location.starts_with(o) => &entry.location[o.len()..],
+            _ => entry.location.as_str(),
+        };
         if location.len() > 100 {
             let mut start = location.len() - 99;
             while !location.is_char_boundary(start) {
@@ -119,12 +132,13 @@ async fn console(session: Ctx, args: ConsoleArgs) -> ToolResult {
     let (_live, tab) = session.tab().await?;
     let (total, lines) = {
         let mut s = tab.state();
+        let page_origin = origin(&s.url).map(str::to_string);
         let matching: Vec<&ConsoleEntry> = s.console.iter().filter(|e| rank(&e.level) >= min).collect();
         let total = matching.len();
         // Newest last; identical neighbours fold into one line with a count.
         let mut lines: Vec<(String, usize)> = Vec::new();
         for entry in &matching[total.saturating_sub(limit)..] {
-            let line = console_line(entry);
+            let line = console_line(entry, page_origin.as_deref());
             match lines.last_mut() {
                 Some((last, n)) if *last == line => *n += 1,
                 _ => lines.push((line, 1)),
@@ -198,7 +212,9 @@ const SERIALIZE: &str = r#"function(max) {
     return v;
   });
   const out = s === undefined ? 'undefined' : s;
-  return { json: out.length > max ? out.slice(0, max) : out, total: out.length };
+  // Never end on half a surrogate pair: it is not valid JSON text.
+  const cut = out.length > max ? out.slice(0, max).replace(/[\uD800-\uDBFF]$/, '') : out;
+  return { json: cut, total: out.length };
 }"#;
 
 /// Runs `call` unless a dialog opens first (it blocks the page, and the call with it).
@@ -262,12 +278,23 @@ async fn evaluate(session: Ctx, args: EvaluateArgs) -> ToolResult {
 
 /// Runs the code in the page's main world; `None` when a dialog interrupted it.
 async fn run(live: &Live, tab: &Tab, args: &EvaluateArgs) -> Result<Option<Value>, ToolFailure> {
-    let evaluate = |expression: String| {
+    let evaluate = |expression: String| async move {
+        let started = std::time::Instant::now();
         live.call(
             tab,
             "Runtime.evaluate",
-            json!({"expression": expression, "objectGroup": GROUP, "awaitPromise": true, "userGesture": true, "replMode": true}),
+            json!({"expression": expression, "objectGroup": GROUP, "awaitPromise": true, "userGesture": true,
+                "replMode": true, "timeout": RUN_TIMEOUT_MS}),
         )
+        .await
+        .map_err(|e| {
+            // The browser reports the stopped code only as an internal error.
+            if started.elapsed() >= Duration::from_millis(RUN_TIMEOUT_MS) {
+                fail(ErrorCode::Timeout, format!("The code ran over {} s and was stopped.", RUN_TIMEOUT_MS / 1000))
+            } else {
+                e
+            }
+        })
     };
     let result = match (&args.expression, &args.function, &args.target) {
         (Some(expression), ..) => or_dialog(tab, evaluate(expression.clone())).await?,
@@ -290,7 +317,16 @@ async fn run(live: &Live, tab: &Tab, args: &EvaluateArgs) -> Result<Option<Value
         }
         (None, None, _) => return Err(fail(ErrorCode::InvalidArguments, "give exactly one of expression or function")),
     };
-    let Some(result) = result else { return Ok(None) };
+    let Some(mut result) = result else { return Ok(None) };
+    // REPL mode hands back a returned promise as is: wait for what it settles to.
+    if result.get("exceptionDetails").is_none()
+        && result["result"]["subtype"] == "promise"
+        && let Some(promise) = result["result"]["objectId"].as_str()
+    {
+        let settled = live.call(tab, "Runtime.awaitPromise", json!({"promiseObjectId": promise}));
+        let Some(settled) = or_dialog(tab, settled).await? else { return Ok(None) };
+        result = settled;
+    }
     if let Some(details) = result.get("exceptionDetails") {
         let text = details["exception"]["description"]
             .as_str()
@@ -317,6 +353,7 @@ async fn present(
     } else {
         match (object["type"].as_str(), &object["value"]) {
             (Some("undefined"), _) => ("undefined".to_string(), 9),
+            (Some("string"), Value::String(s)) if s.is_empty() => ("\"\"".to_string(), 0),
             (Some("string"), Value::String(s)) => (s.clone(), s.len()),
             (Some("object"), _) if object["subtype"] == "null" => ("null".to_string(), 4),
             (_, value) if !value.is_null() => {
@@ -363,5 +400,6 @@ async fn present(
             human_bytes(total as f64)
         ));
     }
-    Ok(Some((format!("{kind}, {}", human_bytes(total as f64)), body)))
+    let kind = if total >= 1000 { format!("{kind}, {}", human_bytes(total as f64)) } else { kind };
+    Ok(Some((kind, body)))
 }

@@ -142,8 +142,7 @@ async fn mouse(
     live: &Live,
     tab: &Tab,
     kind: &str,
-    x: f64,
-    y: f64,
+    (x, y): (f64, f64),
     button: Button,
     clicks: u32,
     modifiers: u32,
@@ -168,11 +167,11 @@ async fn click(session: Ctx, args: ClickArgs) -> ToolResult {
     act(&live, &tab, async {
         let t = target(&live, &tab, &args.target).await?;
         let bits = modifier_bits(&args.modifiers);
-        mouse(&live, &tab, "mouseMoved", t.x, t.y, args.button, 0, bits).await?;
+        mouse(&live, &tab, "mouseMoved", (t.x, t.y), args.button, 0, bits).await?;
         let rounds = if args.double { 2 } else { 1 };
         for clicks in 1..=rounds {
-            mouse(&live, &tab, "mousePressed", t.x, t.y, args.button, clicks, bits).await?;
-            mouse(&live, &tab, "mouseReleased", t.x, t.y, args.button, clicks, bits).await?;
+            mouse(&live, &tab, "mousePressed", (t.x, t.y), args.button, clicks, bits).await?;
+            mouse(&live, &tab, "mouseReleased", (t.x, t.y), args.button, clicks, bits).await?;
         }
         let verb = match (args.double, args.button) {
             (true, _) => "Double-clicked",
@@ -198,7 +197,7 @@ async fn hover(session: Ctx, args: RefArgs) -> ToolResult {
     let _busy = tab.busy.lock().await;
     act(&live, &tab, async {
         let t = target(&live, &tab, &args.target).await?;
-        mouse(&live, &tab, "mouseMoved", t.x, t.y, Button::Left, 0, 0).await?;
+        mouse(&live, &tab, "mouseMoved", (t.x, t.y), Button::Left, 0, 0).await?;
         Ok(format!("Hovered {}.", t.name))
     })
     .await
@@ -218,8 +217,8 @@ async fn drag(session: Ctx, args: DragArgs) -> ToolResult {
     let _busy = tab.busy.lock().await;
     act(&live, &tab, async {
         let from = target(&live, &tab, &args.from).await?;
-        mouse(&live, &tab, "mouseMoved", from.x, from.y, Button::Left, 0, 0).await?;
-        mouse(&live, &tab, "mousePressed", from.x, from.y, Button::Left, 1, 0).await?;
+        mouse(&live, &tab, "mouseMoved", (from.x, from.y), Button::Left, 0, 0).await?;
+        mouse(&live, &tab, "mousePressed", (from.x, from.y), Button::Left, 1, 0).await?;
         let to = target(&live, &tab, &args.to).await?;
         // A few steps in between: many drag libraries need intermediate moves.
         for step in 1..=5 {
@@ -232,7 +231,7 @@ async fn drag(session: Ctx, args: DragArgs) -> ToolResult {
             )
             .await?;
         }
-        mouse(&live, &tab, "mouseReleased", to.x, to.y, Button::Left, 1, 0).await?;
+        mouse(&live, &tab, "mouseReleased", (to.x, to.y), Button::Left, 1, 0).await?;
         Ok(format!("Dragged {} onto {}.", from.name, to.name))
     })
     .await
@@ -257,7 +256,7 @@ struct TypeArgs {
 /// Focuses an editable element and selects its content (unless appending).
 const FOCUS_EDITABLE: &str = "function(append) {
   const e = this, t = (e.type || '').toLowerCase();
-  const editable = e.isContentEditable || e.tagName === 'TEXTAREA' || (e.tagName === 'INPUT' && !['checkbox','radio','submit','button','reset','file','image','range','color','hidden'].includes(t));
+  const editable = e.isContentEditable || e.tagName === 'TEXTAREA' || (e.tagName === 'INPUT' && !['checkbox','radio','submit','button','reset','file','image','hidden'].includes(t));
   if (!editable) return { error: globalThis.__lumo.describe(e) + ' is not editable' };
   if (e.disabled || e.readOnly) return { error: globalThis.__lumo.describe(e) + ' is disabled or read-only' };
   e.scrollIntoView({ block: 'center', behavior: 'instant' });
@@ -272,7 +271,7 @@ const FOCUS_EDITABLE: &str = "function(append) {
   } else {
     e.select();
   }
-  return { name: globalThis.__lumo.describe(e), kind: t, special: ['date','time','datetime-local','month','week','color'].includes(t) };
+  return { name: globalThis.__lumo.describe(e), kind: t, special: ['date','time','datetime-local','month','week','color','range'].includes(t) };
 }";
 
 /// Types `text` into the element behind `object`; returns its description.
@@ -495,9 +494,9 @@ async fn set_checked(live: &Live, tab: &Tab, r: &str, want: bool) -> Result<Stri
         ));
     }
     let t = target(live, tab, r).await?;
-    mouse(live, tab, "mouseMoved", t.x, t.y, Button::Left, 0, 0).await?;
-    mouse(live, tab, "mousePressed", t.x, t.y, Button::Left, 1, 0).await?;
-    mouse(live, tab, "mouseReleased", t.x, t.y, Button::Left, 1, 0).await?;
+    mouse(live, tab, "mouseMoved", (t.x, t.y), Button::Left, 0, 0).await?;
+    mouse(live, tab, "mousePressed", (t.x, t.y), Button::Left, 1, 0).await?;
+    mouse(live, tab, "mouseReleased", (t.x, t.y), Button::Left, 1, 0).await?;
     let now = call_on(live, tab, &t.object, IS_CHECKED, &[]).await?;
     if now["checked"].as_bool() != Some(want) {
         return Err(fail(

@@ -14,6 +14,7 @@ mod network;
 mod screenshot;
 mod snapshot;
 mod wait;
+mod webmcp;
 
 /// The context every built-in tool runs in.
 pub(crate) type Ctx = Arc<Session>;
@@ -30,6 +31,7 @@ pub fn builtin_tools() -> Vec<Tool<Ctx>> {
         files::tools(),
         devtools::tools(),
         network::tools(),
+        webmcp::tools(),
     ]
     .into_iter()
     .flatten()

@@ -82,7 +82,7 @@ struct RequestsArgs {
     #[serde(rename = "type")]
     kind: Option<String>,
     /// Status: 404, "4xx", "5xx", "failed" or "pending".
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "number_or_string")]
     status: Option<Value>,
     /// Most requests, newest last (default 50, at most 500).
@@ -201,15 +201,15 @@ async fn requests(session: Ctx, args: RequestsArgs) -> ToolResult {
         (matching.len(), lines)
     };
     let filtered = args.url.is_some() || args.kind.is_some() || args.status.is_some();
-    let what = if filtered { "matching requests" } else { "requests" };
+    let what = if filtered { "matching request" } else { "request" };
     let mut text = match all {
-        0 => format!("No {what} since the page loaded."),
-        n if n > limit => format!("Last {limit} of {n} {what} since the page loaded, newest last:"),
-        n => format!("{n} {what} since the page loaded, newest last:"),
+        0 => format!("No {what}s since the page loaded."),
+        1 => format!("1 {what} since the page loaded (details: network_request {{id}}):"),
+        n if n > limit => {
+            format!("Last {limit} of {n} {what}s since the page loaded (newest last; details: network_request {{id}}):")
+        }
+        n => format!("{n} {what}s since the page loaded (newest last; details: network_request {{id}}):"),
     };
-    if all > 0 {
-        text.push_str(" (details: network_request {id})");
-    }
     append_notices(&mut text, &tab);
     let out = ToolOutput::text(text);
     Ok(if lines.is_empty() { out } else { out.with_page_text(lines.join("\n")) })
@@ -228,16 +228,27 @@ struct RequestArgs {
     max_bytes: Option<usize>,
 }
 
+/// Request headers every request of this browser carries: named, not shown.
+const BORING: &[&str] = &["user-agent", "sec-ch-ua", "sec-ch-ua-mobile", "sec-ch-ua-platform"];
+
 fn headers(out: &mut Vec<String>, title: &str, headers: &Value) {
     let Some(map) = headers.as_object().filter(|m| !m.is_empty()) else { return };
     out.push(format!("{title}:"));
+    let mut omitted = Vec::new();
     for (name, value) in map {
+        if BORING.contains(&name.to_ascii_lowercase().as_str()) {
+            omitted.push(name.as_str());
+            continue;
+        }
         let value = value.as_str().map_or_else(|| value.to_string(), str::to_string);
         // Several values of one header arrive joined by newlines.
         for v in value.lines() {
             let (v, cut) = clip(v, HEADER_BYTES);
             out.push(format!("  {name}: {v}{}", if cut { "…" } else { "" }));
         }
+    }
+    if !omitted.is_empty() {
+        out.push(format!("  (not shown: {})", omitted.join(", ")));
     }
 }
 

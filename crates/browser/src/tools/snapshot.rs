@@ -79,10 +79,8 @@ async fn snapshot(session: Ctx, args: SnapshotArgs) -> ToolResult {
             "\n[truncated: {omitted} more lines over the {max_bytes}-byte budget; use page_find, a subtree (ref), interactive or viewport, or a larger max_bytes]"
         ));
     }
-    let (url, title) = {
-        let s = tab.state();
-        (s.url.clone(), s.title.clone())
-    };
+    let url = tab.state().url.clone();
+    let title = result["title"].as_str().unwrap_or_default();
     let mut text = format!("Snapshot of {url}");
     for notice in tab.pending_notices() {
         text.push('\n');
