@@ -92,10 +92,6 @@ pub(crate) async fn describe_outcome(
             page_lines.extend(lines);
         }
     }
-    for notice in tab.pending_notices() {
-        text.push('\n');
-        text.push_str(&notice);
-    }
     output.text = text;
     if !page_lines.is_empty() {
         output.page_text = Some(page_lines.join("\n"));

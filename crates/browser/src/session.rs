@@ -65,6 +65,11 @@ impl Session {
         Ok((live, tab))
     }
 
+    /// The selected tab, if a browser is running (never starts one).
+    pub(crate) async fn selected_if_running(&self) -> Option<Arc<Tab>> {
+        self.live.lock().await.as_ref().filter(|l| !l.cdp.is_closed()).and_then(|l| l.selected())
+    }
+
     /// The browser's process id, when lumo started it.
     pub async fn browser_pid(&self) -> Option<u32> {
         self.live.lock().await.as_ref().and_then(|l| l.browser.as_ref()).and_then(Browser::pid)

@@ -224,23 +224,26 @@ impl Tab {
         self.changed.notify_waiters();
     }
 
-    /// The one-line notices every answer carries while something waits on the agent.
-    pub(crate) fn pending_notices(&self) -> Vec<String> {
+    /// What waits on the agent (an open dialog, a file chooser), as lumo's own
+    /// words plus the page's words (a dialog's message), kept apart so the
+    /// page's text is fenced as untrusted.
+    pub(crate) fn pending_notices(&self) -> (Vec<String>, Vec<String>) {
         let s = self.state();
-        let mut notices = Vec::new();
+        let (mut ours, mut page) = (Vec::new(), Vec::new());
         if let Some(d) = &s.dialog {
-            notices.push(format!(
-                "A {} dialog is open: {:?}. Answer it with page_dialog (accept or dismiss); the page is blocked until then.",
-                d.kind, d.message
+            ours.push(format!(
+                "A dialog ({}) is open; the page is blocked until you answer it with page_dialog (accept or dismiss).",
+                d.kind
             ));
+            page.push(format!("dialog message: {:?}", d.message));
         }
         if let Some(f) = &s.file_chooser {
-            notices.push(format!(
+            ours.push(format!(
                 "A file chooser is open ({}). Answer it with file_upload {{paths}}.",
                 if f.multiple { "several files" } else { "one file" }
             ));
         }
-        notices
+        (ours, page)
     }
 }
 

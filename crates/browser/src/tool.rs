@@ -131,6 +131,26 @@ impl<C: Send + 'static> Tool<C> {
         }
     }
 
+    /// Adds a step that shapes every successful answer (one place, not every handler).
+    pub(crate) fn after<F, Fut>(mut self, step: F) -> Self
+    where
+        C: Clone,
+        F: Fn(C, ToolOutput) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ToolOutput> + Send + 'static,
+    {
+        let inner = self.handler.clone();
+        let step = Arc::new(step);
+        self.handler = Arc::new(move |ctx: C, args| {
+            let inner = inner.clone();
+            let step = step.clone();
+            Box::pin(async move {
+                let output = inner(ctx.clone(), args).await?;
+                Ok(step(ctx, output).await)
+            })
+        });
+        self
+    }
+
     /// Marks the tool's output as page content.
     pub fn untrusted(mut self) -> Self {
         self.spec.untrusted_output = true;
@@ -146,7 +166,12 @@ impl<C: Send + 'static> Tool<C> {
 /// Deserializes arguments, naming the field that is wrong.
 pub fn parse_args<A: DeserializeOwned>(args: Value) -> Result<A, ToolFailure> {
     let args = if args.is_null() { Value::Object(Default::default()) } else { args };
-    serde_json::from_value(args).map_err(|e| ToolFailure::new(ErrorCode::InvalidArguments, e.to_string()))
+    serde_path_to_error::deserialize(args).map_err(|e| {
+        let path = e.path().to_string();
+        let message = e.into_inner().to_string();
+        let message = if path == "." { message } else { format!("{path}: {message}") };
+        ToolFailure::new(ErrorCode::InvalidArguments, message)
+    })
 }
 
 /// The JSON Schema of `A`, inlined and without the noise the model does not need.

@@ -169,9 +169,22 @@ impl Connection {
 }
 
 fn dispatch(shared: &Shared, text: &str) {
-    let Ok(mut message) = serde_json::from_str::<Value>(text) else {
-        tracing::warn!(len = text.len(), "ignoring a non-JSON CDP message");
-        return;
+    let parsed = serde_json::from_str::<Value>(text).or_else(|e| {
+        // Pages can hold strings with lone UTF-16 surrogates, which Chromium
+        // sends as `\udXXX` escapes that serde_json rejects: replace and retry.
+        let repaired = replace_lone_surrogates(text);
+        if repaired == text { Err(e) } else { serde_json::from_str::<Value>(&repaired) }
+    });
+    let mut message = match parsed {
+        Ok(message) => message,
+        Err(e) => {
+            // Fail the waiting call at once rather than letting it time out.
+            if let Some((method, reply)) = leading_id(text).and_then(|id| shared.pending().remove(&id)) {
+                let _ = reply.send(Err(CdpError::Malformed(format!("answer to {method}: {e}"))));
+            }
+            tracing::warn!(len = text.len(), error = %e, "ignoring a non-JSON CDP message");
+            return;
+        }
     };
     if let Some(id) = message.get("id").and_then(Value::as_u64) {
         let Some((method, reply)) = shared.pending().remove(&id) else {
@@ -206,4 +219,63 @@ fn fail_all(shared: &Shared) {
     }
     // Dropping the senders ends every subscriber's stream.
     shared.subscribers().clear();
+}
+
+/// The id of a message that starts `{"id":N`, as CDP answers do.
+fn leading_id(text: &str) -> Option<u64> {
+    let rest = text.strip_prefix("{\"id\":")?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// Replaces `\uD800`–`\uDFFF` escapes that do not form a surrogate pair with `\uFFFD`.
+fn replace_lone_surrogates(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let surrogate_at = |i: usize| -> Option<u16> {
+        let hex = text.get(i + 2..i + 6)?;
+        let unit = u16::from_str_radix(hex, 16).ok()?;
+        (bytes.get(i) == Some(&b'\\') && bytes.get(i + 1) == Some(&b'u') && (0xD800..=0xDFFF).contains(&unit))
+            .then_some(unit)
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut backslashes = 0usize;
+    while i < bytes.len() {
+        let b = bytes[i];
+        // Only an escape when preceded by an even number of backslashes.
+        if b == b'\\' && backslashes % 2 == 0 {
+            if let Some(unit) = surrogate_at(i) {
+                let paired = (0xD800..=0xDBFF).contains(&unit)
+                    && surrogate_at(i + 6).is_some_and(|low| (0xDC00..=0xDFFF).contains(&low));
+                if paired {
+                    out.push_str(&text[i..i + 12]);
+                    i += 12;
+                } else {
+                    out.push_str("\\ufffd");
+                    i += 6;
+                }
+                backslashes = 0;
+                continue;
+            }
+        }
+        backslashes = if b == b'\\' { backslashes + 1 } else { 0 };
+        let ch_len = text[i..].chars().next().map_or(1, char::len_utf8);
+        out.push_str(&text[i..i + ch_len]);
+        i += ch_len;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lone_surrogates_are_replaced_and_pairs_kept() {
+        let text = r#"{"id":3,"result":{"v":"a\ud800b \ud83d\ude00 \\ud800 \udc00"}}"#;
+        let repaired = replace_lone_surrogates(text);
+        let value: Value = serde_json::from_str(&repaired).expect("parses after repair");
+        assert_eq!(value["result"]["v"], "a\u{fffd}b \u{1f600} \\ud800 \u{fffd}");
+        assert_eq!(leading_id(text), Some(3));
+    }
 }

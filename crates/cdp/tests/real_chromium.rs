@@ -138,3 +138,21 @@ fn a_missing_browser_says_how_to_install_one() {
     assert!(text.contains("apt-get install chromium") && text.contains("--browser PATH"), "{text}");
     assert!(text.contains("/usr/lib/chromium/chromium, chromium"), "{text}");
 }
+
+#[tokio::test]
+async fn strings_with_lone_surrogates_arrive() {
+    let browser = launch().await;
+    let session = attach_page(&browser).await;
+    let result = browser
+        .connection()
+        .call_with_timeout(
+            "Runtime.evaluate",
+            json!({"expression": "'a\\ud800b'", "returnByValue": true}),
+            Some(&session),
+            Duration::from_secs(5),
+        )
+        .await
+        .expect("answer arrives instead of timing out");
+    assert_eq!(result["result"]["value"], json!("a\u{fffd}b"));
+    browser.close().await;
+}

@@ -11,7 +11,6 @@ use serde_json::{Value, json};
 
 use super::Ctx;
 use super::network::human_bytes;
-use super::wait::append_notices;
 use crate::page::{check_ref, element, ensure_no_dialog, wait_until};
 use crate::session::Live;
 use crate::tab::{ConsoleEntry, Tab};
@@ -158,7 +157,6 @@ async fn console(session: Ctx, args: ConsoleArgs) -> ToolResult {
     if args.clear {
         text.push_str(" (log cleared)");
     }
-    append_notices(&mut text, &tab);
     let body: Vec<String> =
         lines.into_iter().map(|(line, n)| if n > 1 { format!("{line} ×{n}") } else { line }).collect();
     let out = ToolOutput::text(text);
@@ -267,12 +265,10 @@ async fn evaluate(session: Ctx, args: EvaluateArgs) -> ToolResult {
         let _ = live.call(&tab, "Runtime.releaseObjectGroup", json!({"objectGroup": GROUP})).await;
     }
     let Some((kind, body)) = shown? else {
-        let mut text = "The code opened a dialog, which blocks the page; its result is lost.".to_string();
-        append_notices(&mut text, &tab);
+        let text = "The code opened a dialog, which blocks the page; its result is lost.".to_string();
         return Ok(ToolOutput::text(text));
     };
-    let mut text = format!("Result ({kind}):");
-    append_notices(&mut text, &tab);
+    let text = format!("Result ({kind}):");
     Ok(ToolOutput::text(text).with_page_text(body))
 }
 

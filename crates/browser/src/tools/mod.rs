@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::session::Session;
-use crate::tool::Tool;
+use crate::tool::{Tool, ToolOutput};
 
 mod devtools;
 mod dialogs;
@@ -35,5 +35,25 @@ pub fn builtin_tools() -> Vec<Tool<Ctx>> {
     ]
     .into_iter()
     .flatten()
+    .map(|tool| tool.after(with_notices))
     .collect()
+}
+
+/// Every answer tells the agent what waits on it (an open dialog or file
+/// chooser), so it is never stuck; the page's own words stay fenced.
+async fn with_notices(session: Ctx, mut output: ToolOutput) -> ToolOutput {
+    let Some(tab) = session.selected_if_running().await else { return output };
+    let (ours, page) = tab.pending_notices();
+    for notice in ours {
+        output.text.push('\n');
+        output.text.push_str(&notice);
+    }
+    if !page.is_empty() {
+        let text = output.page_text.get_or_insert_with(String::new);
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&page.join("\n"));
+    }
+    output
 }

@@ -124,11 +124,7 @@ async fn landed(live: &crate::session::Live, tab: &crate::tab::Tab, verb: &str) 
         .and_then(|r| r["result"]["value"].as_str().map(str::to_string))
         .unwrap_or_default();
     let url = tab.state().url.clone();
-    let mut text = format!("{verb} {url}");
-    for notice in tab.pending_notices() {
-        text.push('\n');
-        text.push_str(&notice);
-    }
+    let text = format!("{verb} {url}");
     let out = ToolOutput::text(text).with_structured(json!({"url": url, "title": title}));
     if title.is_empty() { out } else { out.with_page_text(format!("title: {title}")) }
 }

@@ -10,7 +10,6 @@ use serde_json::{Value, json};
 
 use super::Ctx;
 use super::devtools::clip;
-use super::wait::append_notices;
 use crate::tab::Request;
 use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
 
@@ -202,7 +201,7 @@ async fn requests(session: Ctx, args: RequestsArgs) -> ToolResult {
     };
     let filtered = args.url.is_some() || args.kind.is_some() || args.status.is_some();
     let what = if filtered { "matching request" } else { "request" };
-    let mut text = match all {
+    let text = match all {
         0 => format!("No {what}s since the page loaded."),
         1 => format!("1 {what} since the page loaded (details: network_request {{id}}):"),
         n if n > limit => {
@@ -210,7 +209,6 @@ async fn requests(session: Ctx, args: RequestsArgs) -> ToolResult {
         }
         n => format!("{n} {what}s since the page loaded (newest last; details: network_request {{id}}):"),
     };
-    append_notices(&mut text, &tab);
     let out = ToolOutput::text(text);
     Ok(if lines.is_empty() { out } else { out.with_page_text(lines.join("\n")) })
 }
@@ -314,8 +312,7 @@ async fn request(session: Ctx, args: RequestArgs) -> ToolResult {
     if args.body {
         lines.push(body(&live, &tab, &r, max_bytes).await);
     }
-    let mut text = format!("Request #{seq}:");
-    append_notices(&mut text, &tab);
+    let text = format!("Request #{seq}:");
     Ok(ToolOutput::text(text).with_page_text(lines.join("\n")))
 }
 

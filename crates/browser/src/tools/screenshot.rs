@@ -9,7 +9,6 @@ use serde_json::{Value, json};
 
 use super::Ctx;
 use super::network::human_bytes;
-use super::wait::append_notices;
 use crate::page::{call_on, check_ref, element, ensure_no_dialog};
 use crate::session::Live;
 use crate::tab::Tab;
@@ -167,7 +166,6 @@ async fn screenshot(session: Ctx, args: ScreenshotArgs) -> ToolResult {
         ));
     }
     text.push('.');
-    append_notices(&mut text, &tab);
     let mut output = ToolOutput::text(text);
     output.images.push(Image { mime: format!("image/{}", shot.format.name()), data });
     Ok(output)

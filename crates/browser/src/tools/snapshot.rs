@@ -81,11 +81,7 @@ async fn snapshot(session: Ctx, args: SnapshotArgs) -> ToolResult {
     }
     let url = tab.state().url.clone();
     let title = result["title"].as_str().unwrap_or_default();
-    let mut text = format!("Snapshot of {url}");
-    for notice in tab.pending_notices() {
-        text.push('\n');
-        text.push_str(&notice);
-    }
+    let text = format!("Snapshot of {url}");
     let header = if title.is_empty() { String::new() } else { format!("title: {title}\n") };
     Ok(ToolOutput::text(text).with_page_text(format!("{header}{body}")))
 }
@@ -125,15 +121,11 @@ async fn find(session: Ctx, args: FindArgs) -> ToolResult {
     }
     let total = result["total"].as_u64().unwrap_or(0);
     let body = result["text"].as_str().unwrap_or_default().to_string();
-    let mut text = match total {
+    let text = match total {
         0 => "No match. Try other words, a role, or page_snapshot.".to_string(),
         n if n > u64::from(limit) => format!("{n} matches, first {limit}:"),
         n => format!("{n} match{}:", if n == 1 { "" } else { "es" }),
     };
-    for notice in tab.pending_notices() {
-        text.push('\n');
-        text.push_str(&notice);
-    }
     let out = ToolOutput::text(text).with_structured(json!({"total": total}));
     Ok(if body.is_empty() { out } else { out.with_page_text(body) })
 }

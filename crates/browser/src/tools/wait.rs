@@ -138,14 +138,6 @@ fn clip(t: &str) -> String {
     super::devtools::clip(t, 100).0.to_string()
 }
 
-/// Appends the notices of anything waiting on the agent (an open dialog, a file chooser).
-pub(super) fn append_notices(text: &mut String, tab: &Tab) {
-    for notice in tab.pending_notices() {
-        text.push('\n');
-        text.push_str(&notice);
-    }
-}
-
 async fn wait(session: Ctx, args: WaitArgs) -> ToolResult {
     let timeout_ms = args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
     if !(1..=MAX_TIMEOUT_MS).contains(&timeout_ms) {
@@ -188,7 +180,6 @@ async fn wait(session: Ctx, args: WaitArgs) -> ToolResult {
         text.push_str(&format!(" (after {:.1} s)", started.elapsed().as_secs_f64()));
     }
     text.push('.');
-    append_notices(&mut text, &tab);
     Ok(ToolOutput::text(text))
 }
 
