@@ -243,20 +243,21 @@ fn replace_lone_surrogates(text: &str) -> String {
     while i < bytes.len() {
         let b = bytes[i];
         // Only an escape when preceded by an even number of backslashes.
-        if b == b'\\' && backslashes % 2 == 0 {
-            if let Some(unit) = surrogate_at(i) {
-                let paired = (0xD800..=0xDBFF).contains(&unit)
-                    && surrogate_at(i + 6).is_some_and(|low| (0xDC00..=0xDFFF).contains(&low));
-                if paired {
-                    out.push_str(&text[i..i + 12]);
-                    i += 12;
-                } else {
-                    out.push_str("\\ufffd");
-                    i += 6;
-                }
-                backslashes = 0;
-                continue;
+        if b == b'\\'
+            && backslashes.is_multiple_of(2)
+            && let Some(unit) = surrogate_at(i)
+        {
+            let paired = (0xD800..=0xDBFF).contains(&unit)
+                && surrogate_at(i + 6).is_some_and(|low| (0xDC00..=0xDFFF).contains(&low));
+            if paired {
+                out.push_str(&text[i..i + 12]);
+                i += 12;
+            } else {
+                out.push_str("\\ufffd");
+                i += 6;
             }
+            backslashes = 0;
+            continue;
         }
         backslashes = if b == b'\\' { backslashes + 1 } else { 0 };
         let ch_len = text[i..].chars().next().map_or(1, char::len_utf8);
