@@ -14,6 +14,9 @@ use crate::tool::{ToolOutput, ToolResult};
 
 /// How many change lines an answer carries at most.
 const CHANGE_LINES: u64 = 12;
+/// How long after an action a navigation it set off shows up (`frameStartedLoading`
+/// follows a link click within a few ms; later script navigations are not waited for).
+const NAVIGATION_START: Duration = Duration::from_millis(60);
 /// How long a navigation started by an action may take to load.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -34,10 +37,8 @@ where
 
 /// Waits for what an action set off: a navigation to load, or the network to calm down.
 pub(crate) async fn settle(tab: &Tab, navigations: u64) {
-    let started = wait_until(tab, Duration::from_millis(150), |s| {
-        s.loading || s.navigations != navigations || s.dialog.is_some()
-    })
-    .await;
+    let started =
+        wait_until(tab, NAVIGATION_START, |s| s.loading || s.navigations != navigations || s.dialog.is_some()).await;
     if started {
         wait_until(tab, LOAD_TIMEOUT, |s| (!s.loading && s.navigations != navigations) || s.dialog.is_some()).await;
     }
@@ -45,7 +46,7 @@ pub(crate) async fn settle(tab: &Tab, navigations: u64) {
     let quiet_since = Instant::now();
     wait_until(tab, Duration::from_millis(1500), |s| {
         s.dialog.is_some()
-            || (s.inflight == 0 && s.last_network_activity.is_none_or(|t| t.elapsed() > Duration::from_millis(100)))
+            || (s.inflight() == 0 && s.last_network_activity.is_none_or(|t| t.elapsed() > Duration::from_millis(100)))
             || quiet_since.elapsed() > Duration::from_millis(1500)
     })
     .await;

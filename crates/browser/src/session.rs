@@ -195,6 +195,14 @@ impl Live {
         for (method, params) in enables {
             self.cdp.call(method, params, s).await?;
         }
+        // Cross-origin iframes run in their own process: attach to them too (see the pump).
+        self.cdp
+            .call(
+                "Target.setAutoAttach",
+                json!({"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}),
+                s,
+            )
+            .await?;
         // Page tools: replays the registered ones as toolsAdded. Older browsers lack the domain.
         if let Err(e) = self.cdp.call("WebMCP.enable", json!({}), s).await {
             tracing::debug!(target = %target_id, error = %e, "WebMCP is not available in this tab");
@@ -211,6 +219,34 @@ impl Live {
         Ok(tab)
     }
 
+    /// Records a cross-origin frame of `tab` that got its own session, and
+    /// routes that session's events (console) to the tab.
+    fn adopt_frame(&self, tab: &Arc<Tab>, frame_id: &str, session: &str) {
+        {
+            let mut s = tab.state();
+            let index = s.next_child;
+            s.next_child += 1;
+            s.children.push(crate::tab::ChildFrame {
+                index,
+                frame_id: frame_id.to_string(),
+                session_id: session.to_string(),
+                world: None,
+                next_ref: 1,
+            });
+        }
+        self.sessions().insert(session.to_string(), tab.clone());
+        let cdp = self.cdp.clone();
+        let session = session.to_string();
+        tokio::spawn(async move {
+            // Console and network of the frame are the tab's too.
+            for method in ["Runtime.enable", "Network.enable"] {
+                if let Err(e) = cdp.call(method, json!({}), Some(&session)).await {
+                    tracing::debug!(%session, error = %e, method, "could not enable a domain in a frame");
+                }
+            }
+        });
+    }
+
     fn forget(&self, target_id: &str) {
         let mut tabs = self.tabs();
         tabs.list.retain(|t| t.target_id != target_id);
@@ -219,6 +255,11 @@ impl Live {
         }
         drop(tabs);
         self.sessions().retain(|_, t| t.target_id != target_id);
+    }
+
+    /// Sends a command to a session by id (a tab's, or one of its frames').
+    pub(crate) async fn call_in(&self, session: &str, method: &str, params: Value) -> Result<Value, ToolFailure> {
+        self.cdp.call(method, params, Some(session)).await.map_err(cdp_failure)
     }
 
     /// Sends a command to a tab's session.
@@ -273,6 +314,23 @@ async fn pump(live: Weak<Live>, mut events: tokio::sync::mpsc::UnboundedReceiver
                     s.title = info["title"].as_str().unwrap_or_default().to_string();
                     if let Some(url) = info["url"].as_str() {
                         s.url = url.to_string();
+                    }
+                }
+            }
+            "Target.attachedToTarget" => {
+                let parent = event.session_id.as_ref().and_then(|s| live.sessions().get(s).cloned());
+                let info = &event.params["targetInfo"];
+                if let (Some(tab), Some(child)) = (parent, event.params["sessionId"].as_str())
+                    && info["type"] == "iframe"
+                {
+                    live.adopt_frame(&tab, info["targetId"].as_str().unwrap_or_default(), child);
+                }
+            }
+            "Target.detachedFromTarget" => {
+                if let Some(child) = event.params["sessionId"].as_str() {
+                    let tab = live.sessions().remove(child);
+                    if let Some(tab) = tab {
+                        tab.state().children.retain(|c| c.session_id != child);
                     }
                 }
             }

@@ -35,6 +35,10 @@ pub(crate) struct Request {
     pub(crate) encoded_size: Option<f64>,
     pub(crate) failure: Option<String>,
     pub(crate) finished: bool,
+    /// When it was sent.
+    pub(crate) started: Option<Instant>,
+    /// The frame that sent it.
+    pub(crate) frame_id: String,
 }
 
 #[derive(Debug, Clone)]
@@ -58,7 +62,6 @@ pub(crate) struct TabState {
     /// Bumped on every main-frame navigation (new document).
     pub(crate) navigations: u64,
     pub(crate) last_network_activity: Option<Instant>,
-    pub(crate) inflight: usize,
     pub(crate) console: VecDeque<ConsoleEntry>,
     pub(crate) requests: VecDeque<Request>,
     /// The last request number given out.
@@ -71,8 +74,39 @@ pub(crate) struct TabState {
     /// The isolated world's execution context that has lumo's helper installed.
     pub(crate) world: Option<i64>,
     pub(crate) main_frame: String,
+    /// Out-of-process (cross-origin) frames, each with its own CDP session.
+    pub(crate) children: Vec<ChildFrame>,
+    /// The index the next child frame gets (refs `f<index>e<n>`); never reused.
+    pub(crate) next_child: u32,
     /// WebMCP page tools registered in this tab's frames.
     pub(crate) webmcp: crate::webmcp::TabTools,
+}
+
+/// Requests older than this do not keep a page from counting as quiet:
+/// long polls, streams, and requests whose end Chromium reports elsewhere.
+const LONG_REQUEST: std::time::Duration = std::time::Duration::from_secs(3);
+
+impl TabState {
+    /// How many requests are in flight (ignoring long-lived ones).
+    pub(crate) fn inflight(&self) -> usize {
+        // A cross-origin frame's document finishes in that frame's own session, which
+        // may attach too late to report it: subframe documents never hold a wait.
+        self.requests
+            .iter()
+            .filter(|r| !r.finished && r.started.is_some_and(|t| t.elapsed() < LONG_REQUEST))
+            .filter(|r| r.resource_type != "Document" || r.frame_id == self.main_frame)
+            .count()
+    }
+}
+
+/// A cross-origin frame running in its own process, attached with its own session.
+#[derive(Debug, Clone)]
+pub(crate) struct ChildFrame {
+    pub(crate) index: u32,
+    pub(crate) frame_id: String,
+    pub(crate) session_id: String,
+    pub(crate) world: Option<i64>,
+    pub(crate) next_ref: u64,
 }
 
 /// A tab lumo is attached to.
@@ -89,7 +123,7 @@ pub(crate) struct Tab {
 
 impl Tab {
     pub(crate) fn new(target_id: String, session_id: String, main_frame: String) -> Self {
-        let state = TabState { next_ref: 1, main_frame, ..TabState::default() };
+        let state = TabState { next_ref: 1, next_child: 1, main_frame, ..TabState::default() };
         Self { target_id, session_id, state: Mutex::new(state), changed: Notify::new(), busy: Default::default() }
     }
 
@@ -175,9 +209,6 @@ impl Tab {
                     let id = str_of(&params["requestId"]);
                     // A redirect reuses the id (and ends with one loadingFinished): keep
                     // one entry, the latest hop, and count it in flight once.
-                    if params.get("redirectResponse").is_none() {
-                        s.inflight += 1;
-                    }
                     let hop = s.requests.iter().find(|r| r.id == id).map(|r| r.seq);
                     s.last_network_activity = Some(Instant::now());
                     s.requests.retain(|r| r.id != id);
@@ -191,6 +222,8 @@ impl Tab {
                         resource_type: str_of(&params["type"]),
                         request_headers: request["headers"].clone(),
                         post_data: request["postData"].as_str().map(str::to_string),
+                        started: Some(Instant::now()),
+                        frame_id: str_of(&params["frameId"]),
                         ..Request::default()
                     };
                     push_capped(&mut s.requests, entry, NETWORK_CAP);
@@ -207,7 +240,6 @@ impl Tab {
                     }
                 }
                 "Network.loadingFinished" | "Network.loadingFailed" => {
-                    s.inflight = s.inflight.saturating_sub(1);
                     s.last_network_activity = Some(Instant::now());
                     let failed = method == "Network.loadingFailed";
                     if let Some(r) = find_request(&mut s, &params["requestId"]) {
@@ -232,7 +264,7 @@ impl Tab {
         let (mut ours, mut page) = (Vec::new(), Vec::new());
         if let Some(d) = &s.dialog {
             ours.push(format!(
-                "A dialog ({}) is open; the page is blocked until you answer it with page_dialog (accept or dismiss).",
+                "A dialog is open ({}): the page is blocked until you answer it with page_dialog (accept or dismiss).",
                 d.kind
             ));
             page.push(format!("dialog message: {:?}", d.message));

@@ -300,12 +300,19 @@ async fn page_dialog_answers_alert_confirm_and_prompt() {
 
     let alert = b.ref_of("\"Alert\"").await;
     let out = b.ok("page_click", json!({"ref": alert})).await;
-    assert!(out.text.contains("A alert dialog is open"), "{}", out.text);
+    assert!(out.text.contains("A dialog is open (alert)"), "{}", out.text);
+    // The page's own words are page content, fenced by the gate, never lumo's text.
+    assert!(!out.text.contains("Hello there"), "{}", out.text);
+    assert!(
+        out.page_text.as_deref().unwrap_or_default().contains("dialog message: \"Hello there\""),
+        "{:?}",
+        out.page_text
+    );
     // Other tools keep telling the agent while it is open.
     let out = b.ok("devtools_console", json!({})).await;
     assert!(out.text.contains("dialog is open"), "{}", out.text);
     let out = b.ok("page_wait", json!({"time_ms": 1})).await;
-    assert!(out.text.contains("Answer it with page_dialog"), "{}", out.text);
+    assert!(out.text.contains("answer it with page_dialog"), "{}", out.text);
     b.fails("page_snapshot", json!({}), ErrorCode::InvalidState, "page_dialog").await;
     b.fails("page_dialog", json!({"accept": true, "prompt_text": "x"}), ErrorCode::InvalidArguments, "prompt_text:")
         .await;
@@ -337,7 +344,7 @@ async fn page_dialog_answers_alert_confirm_and_prompt() {
 
     // A dialog opened by evaluated code: the evaluation reports it instead of hanging.
     let out = b.ok("devtools_evaluate", json!({"expression": "alert('from code')"})).await;
-    assert!(out.text.contains("opened a dialog") && out.text.contains("A alert dialog is open"), "{}", out.text);
+    assert!(out.text.contains("opened a dialog") && out.text.contains("A dialog is open (alert)"), "{}", out.text);
     b.ok("page_dialog", json!({"accept": true})).await;
     b.fails("page_dialog", json!({"accept": true}), ErrorCode::InvalidState, "No dialog is open.").await;
     b.fails("page_dialog", json!({}), ErrorCode::InvalidArguments, "accept").await;

@@ -33,6 +33,8 @@
   const NAME_FROM_CONTENT = new Set(['link', 'button', 'heading', 'tab', 'menuitem', 'option', 'cell', 'columnheader',
     'listitem', 'treeitem', 'switch', 'checkbox', 'radio', 'menuitemcheckbox', 'menuitemradio']);
 
+  // Input types whose expected format an agent should see.
+  const TYPED = new Set(['email', 'tel', 'url', 'date', 'time', 'datetime-local', 'month', 'week', 'color', 'file', 'password']);
   const clip = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
   const squash = (s) => s.replace(/\s+/g, ' ').trim();
   const quote = (s) => JSON.stringify(s);
@@ -61,8 +63,24 @@
     }
     const aria = e.getAttribute('aria-label');
     if (aria) return squash(aria);
-    if (e.labels && e.labels.length) return squash(Array.from(e.labels, textOf).join(' '));
+    if (e.labels && e.labels.length) return squash(Array.from(e.labels, (l) => labelText(l, e)).join(' '));
+    if (e.tagName === 'FIELDSET') {
+      const legend = e.querySelector(':scope > legend');
+      if (legend) return textOf(legend);
+    }
     return '';
+  }
+
+  // A label's own words, without the text of the control it may wrap (a select's options).
+  function labelText(label, control) {
+    let out = '';
+    (function add(n) {
+      for (const c of n.childNodes) {
+        if (c.nodeType === 3) out += c.data + ' ';
+        else if (c.nodeType === 1 && c !== control && !['SELECT', 'TEXTAREA', 'INPUT', 'BUTTON'].includes(c.tagName)) add(c);
+      }
+    })(label);
+    return out;
   }
 
   function nameOf(e, role) {
@@ -225,6 +243,12 @@
         }
       }
       const el = node.nodeType === 1 ? node : null;
+      if (el && el.tagName === 'LEGEND' && el.parentElement && el.parentElement.tagName === 'FIELDSET') return;
+      if (el && el.tagName === 'LABEL' && el.control && !opts.interactive) {
+        // The control's name already says what the label says: keep only what the label wraps.
+        for (const c of el.children) walk(c, depth, pad);
+        return;
+      }
       const role = el ? roleOf(el) : '';
       const interactive = el ? isInteractive(el, role) : false;
       if (el && opts.viewport && !inViewport(el) && !el.shadowRoot && el.tagName !== 'IFRAME') {
@@ -255,10 +279,18 @@
         if (ref) line += ' [' + ref + ']';
         const st = states(el, role);
         if (st.length) line += ' ' + st.join(' ');
+        if (el.tagName === 'INPUT' && TYPED.has(el.type)) line += ' type=' + el.type;
         if (val !== null && val !== undefined) line += ' = ' + quote(clip(String(val), 200));
         if (role === 'link' && !opts.interactive) {
           const href = el.getAttribute('href');
           if (href && !href.startsWith('javascript:') && !href.startsWith('#') && href.length < 120) line += ' -> ' + href;
+        }
+        if (el.tagName === 'SELECT') {
+          // Options on the select's line: page_select takes their labels, so they need no refs.
+          const opts_ = Array.from(el.options, (o) => quote(clip(squash(o.label || o.text), 60)));
+          const shown = opts_.slice(0, 25).join(', ') + (opts_.length > 25 ? ', … ' + (opts_.length - 25) + ' more' : '');
+          push(line + ' options: ' + shown);
+          return;
         }
         if (role === 'iframe') {
           frames.push(ref);

@@ -298,13 +298,15 @@ async fn run(live: &Live, tab: &Tab, args: &EvaluateArgs) -> Result<Option<Value
         (None, Some(function), Some(r)) => {
             // The ref lives in lumo's world; the code runs in the page's, on the same node.
             let object = element(live, tab, r).await?;
-            let node = live.call(tab, "DOM.describeNode", json!({"objectId": object})).await?;
+            let node = live.call_in(&object.session, "DOM.describeNode", json!({"objectId": object.object})).await?;
             let backend = node["node"]["backendNodeId"].as_i64().ok_or_else(|| crate::page::stale_ref(r))?;
-            let resolved =
-                live.call(tab, "DOM.resolveNode", json!({"backendNodeId": backend, "objectGroup": GROUP})).await?;
+            // The frame's own session: a cross-origin frame's nodes live there.
+            let resolved = live
+                .call_in(&object.session, "DOM.resolveNode", json!({"backendNodeId": backend, "objectGroup": GROUP}))
+                .await?;
             let Some(main) = resolved["object"]["objectId"].as_str() else { return Err(crate::page::stale_ref(r)) };
-            let call = live.call(
-                tab,
+            let call = live.call_in(
+                &object.session,
                 "Runtime.callFunctionOn",
                 json!({"objectId": main, "functionDeclaration": function, "arguments": [{"objectId": main}],
                     "objectGroup": GROUP, "awaitPromise": true, "userGesture": true}),

@@ -103,7 +103,12 @@ async fn upload(session: Ctx, args: UploadArgs) -> ToolResult {
                     ));
                 }
                 several(input["multiple"].as_bool().unwrap_or(false))?;
-                live.call(&tab, "DOM.setFileInputFiles", json!({"files": args.paths, "objectId": object})).await?;
+                live.call_in(
+                    &object.session,
+                    "DOM.setFileInputFiles",
+                    json!({"files": args.paths, "objectId": object.object}),
+                )
+                .await?;
                 Ok(format!("Chose {count} file(s) for {r}: {}.", names.join(", ")))
             })
             .await

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::Ctx;
 use crate::action::act;
-use crate::page::{call_on, element, wait_until};
+use crate::page::{Element, call_on, element, viewport_offset, wait_until};
 use crate::session::Live;
 use crate::tab::Tab;
 use crate::tool::{Hints, Tool, ToolResult, fail};
@@ -103,7 +103,7 @@ struct ClickArgs {
 
 /// An element made ready for the mouse: scrolled into view, not covered.
 struct Target {
-    object: String,
+    object: Element,
     name: String,
     x: f64,
     y: f64,
@@ -135,7 +135,9 @@ async fn target(live: &Live, tab: &Tab, r: &str) -> Result<Target, ToolFailure> 
     let (Some(x), Some(y)) = (point["x"].as_f64(), point["y"].as_f64()) else {
         return Err(fail(ErrorCode::OperationFailed, format!("could not find where {name} is on screen")));
     };
-    Ok(Target { object, name, x, y })
+    // Input goes to the tab at viewport coordinates; a cross-origin frame's are its own.
+    let (dx, dy) = viewport_offset(live, tab, &object).await?;
+    Ok(Target { object, name, x: x + dx, y: y + dy })
 }
 
 async fn mouse(
@@ -275,7 +277,7 @@ const FOCUS_EDITABLE: &str = "function(append) {
 }";
 
 /// Types `text` into the element behind `object`; returns its description.
-async fn type_into(live: &Live, tab: &Tab, object: &str, text: &str, append: bool) -> Result<String, ToolFailure> {
+async fn type_into(live: &Live, tab: &Tab, object: &Element, text: &str, append: bool) -> Result<String, ToolFailure> {
     let focused = call_on(live, tab, object, FOCUS_EDITABLE, &[json!(append)]).await?;
     if let Some(error) = focused["error"].as_str() {
         return Err(fail(ErrorCode::InvalidState, error.to_string()));
@@ -411,7 +413,7 @@ struct SelectArgs {
     values: Vec<String>,
 }
 
-async fn select_options(live: &Live, tab: &Tab, object: &str, values: &[String]) -> Result<String, ToolFailure> {
+async fn select_options(live: &Live, tab: &Tab, object: &Element, values: &[String]) -> Result<String, ToolFailure> {
     let result = call_on(
         live,
         tab,

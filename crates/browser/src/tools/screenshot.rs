@@ -188,7 +188,8 @@ async fn region(live: &Live, tab: &Tab, args: &ScreenshotArgs) -> Result<Region,
             if w < 1.0 || h < 1.0 {
                 return Err(fail(ErrorCode::InvalidState, format!("{r} has no size to capture ({w:.0}×{h:.0}).")));
             }
-            Some((r, x, y, w, h))
+            let (dx, dy) = crate::page::viewport_offset(live, tab, &object).await?;
+            Some((r, x + dx, y + dy, w, h))
         }
         None => None,
     };

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::Ctx;
-use crate::page::{check_ref, lumo_call, stale_ref};
+use crate::page::{check_ref, child_frames, frame_of_ref, frame_owner, lumo_call, lumo_call_in, stale_ref};
 use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
 
 /// The default byte budget of a snapshot: enough for a 5,000-element page in
@@ -62,18 +62,29 @@ async fn snapshot(session: Ctx, args: SnapshotArgs) -> ToolResult {
     }
     let (live, tab) = session.tab().await?;
     let _busy = tab.busy.lock().await;
-    let result = lumo_call(
-        &live,
-        &tab,
-        "snapshot",
-        json!({"ref": args.root, "interactive": args.interactive, "viewport": args.viewport, "maxBytes": max_bytes}),
-    )
-    .await?;
+    let options = |max_bytes: usize| json!({"ref": args.root, "interactive": args.interactive, "viewport": args.viewport, "maxBytes": max_bytes});
+    // A subtree ref names its frame; a whole-page snapshot starts in the main frame.
+    let root_frame = args.root.as_deref().map(frame_of_ref).unwrap_or(None);
+    let result = lumo_call_in(&live, &tab, root_frame, "snapshot", options(max_bytes)).await?;
     if result["error"] == "stale_ref" {
         return Err(stale_ref(args.root.as_deref().unwrap_or_default()));
     }
     let mut body = result["text"].as_str().unwrap_or_default().to_string();
-    let omitted = result["omitted"].as_u64().unwrap_or(0);
+    let mut omitted = result["omitted"].as_u64().unwrap_or(0);
+    if args.root.is_none() {
+        // Cross-origin frames run in other processes: snapshot each and put it under its <iframe>.
+        for (n, _) in child_frames(&tab) {
+            let left = max_bytes.saturating_sub(body.len());
+            let Ok((owner, ..)) = frame_owner(&live, &tab, n).await else { continue };
+            if left < 200 {
+                omitted += 1;
+                continue;
+            }
+            let Ok(child) = lumo_call_in(&live, &tab, Some(n), "snapshot", options(left)).await else { continue };
+            omitted += child["omitted"].as_u64().unwrap_or(0);
+            body = nest_under(&body, &owner, child["text"].as_str().unwrap_or_default());
+        }
+    }
     if omitted > 0 {
         body.push_str(&format!(
             "\n[truncated: {omitted} more lines over the {max_bytes}-byte budget; use page_find, a subtree (ref), interactive or viewport, or a larger max_bytes]"
@@ -109,18 +120,20 @@ async fn find(session: Ctx, args: FindArgs) -> ToolResult {
     }
     let (live, tab) = session.tab().await?;
     let _busy = tab.busy.lock().await;
-    let result = lumo_call(
-        &live,
-        &tab,
-        "find",
-        json!({"text": args.text, "role": args.role, "regex": args.regex, "limit": limit}),
-    )
-    .await?;
+    let query = json!({"text": args.text, "role": args.role, "regex": args.regex, "limit": limit});
+    let result = lumo_call(&live, &tab, "find", query.clone()).await?;
     if let Some(error) = result["error"].as_str() {
         return Err(fail(ErrorCode::InvalidArguments, error.to_string()));
     }
-    let total = result["total"].as_u64().unwrap_or(0);
-    let body = result["text"].as_str().unwrap_or_default().to_string();
+    let mut total = result["total"].as_u64().unwrap_or(0);
+    let mut lines: Vec<String> = result["text"].as_str().unwrap_or_default().lines().map(str::to_string).collect();
+    for (n, _) in child_frames(&tab) {
+        let Ok(found) = lumo_call_in(&live, &tab, Some(n), "find", query.clone()).await else { continue };
+        total += found["total"].as_u64().unwrap_or(0);
+        lines.extend(found["text"].as_str().unwrap_or_default().lines().map(|l| format!("{l} (frame f{n})")));
+    }
+    lines.truncate(limit as usize);
+    let body = lines.join("\n");
     let text = match total {
         0 => "No match. Try other words, a role, or page_snapshot.".to_string(),
         n if n > u64::from(limit) => format!("{n} matches, first {limit}:"),
@@ -128,4 +141,54 @@ async fn find(session: Ctx, args: FindArgs) -> ToolResult {
     };
     let out = ToolOutput::text(text).with_structured(json!({"total": total}));
     Ok(if body.is_empty() { out } else { out.with_page_text(body) })
+}
+
+/// Puts `child` (a frame's snapshot) under the line carrying `[owner]`, one level deeper.
+fn nest_under(body: &str, owner: &str, child: &str) -> String {
+    if child.is_empty() {
+        return body.to_string();
+    }
+    let marker = format!("[{owner}]");
+    let mut out = String::with_capacity(body.len() + child.len() + 64);
+    let mut placed = false;
+    for line in body.lines() {
+        out.push_str(line);
+        out.push('\n');
+        if !placed && line.contains(&marker) {
+            let indent = " ".repeat(line.len() - line.trim_start().len() + 2);
+            for child_line in child.lines() {
+                out.push_str(&indent);
+                out.push_str(child_line);
+                out.push('\n');
+            }
+            placed = true;
+        }
+    }
+    if !placed {
+        // The <iframe> line itself was left out (interactive or viewport mode): keep the content, labelled.
+        out.push_str(&format!("- iframe {marker}\n"));
+        for child_line in child.lines() {
+            out.push_str("  ");
+            out.push_str(child_line);
+            out.push('\n');
+        }
+    }
+    out.pop();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nest_under;
+
+    #[test]
+    fn frame_content_goes_under_its_iframe() {
+        let body = "- heading \"A\" [e1]\n  - iframe \"x\" [e2]\n- button \"B\" [e3]";
+        let nested = nest_under(body, "e2", "- button \"In\" [f1e1]");
+        assert_eq!(
+            nested,
+            "- heading \"A\" [e1]\n  - iframe \"x\" [e2]\n    - button \"In\" [f1e1]\n- button \"B\" [e3]"
+        );
+        assert!(nest_under(body, "e9", "- x").ends_with("- iframe [e9]\n  - x"));
+    }
 }

@@ -226,7 +226,7 @@ async fn network_idle(tab: &Tab, deadline: Instant) -> bool {
     loop {
         let quiet_for = {
             let s = tab.state();
-            (s.inflight == 0).then(|| s.last_network_activity.map_or(IDLE, |t| t.elapsed()))
+            (s.inflight() == 0).then(|| s.last_network_activity.map_or(IDLE, |t| t.elapsed()))
         };
         let now = Instant::now();
         match quiet_for {
@@ -235,7 +235,7 @@ async fn network_idle(tab: &Tab, deadline: Instant) -> bool {
             // Quiet but not for long enough: check again when it would be.
             Some(quiet) => tokio::time::sleep((IDLE - quiet).min(deadline - now)).await,
             None => {
-                wait_until(tab, POLL.min(deadline - now), |s| s.inflight == 0).await;
+                wait_until(tab, POLL.min(deadline - now), |s| s.inflight() == 0).await;
             }
         }
     }
