@@ -226,6 +226,11 @@ impl Live {
             let mut s = tab.state();
             let index = s.next_child;
             s.next_child += 1;
+            // The frame's document request ends in the frame's own process, before we
+            // listen there: its frame exists, so count the request as done.
+            for r in s.requests.iter_mut().filter(|r| r.frame_id == frame_id && r.resource_type == "Document") {
+                r.finished = true;
+            }
             s.children.push(crate::tab::ChildFrame {
                 index,
                 frame_id: frame_id.to_string(),
@@ -239,7 +244,7 @@ impl Live {
         let session = session.to_string();
         tokio::spawn(async move {
             // Console and network of the frame are the tab's too.
-            for method in ["Runtime.enable", "Network.enable"] {
+            for method in ["Runtime.enable", "Network.enable", "WebMCP.enable"] {
                 if let Err(e) = cdp.call(method, json!({}), Some(&session)).await {
                     tracing::debug!(%session, error = %e, method, "could not enable a domain in a frame");
                 }
@@ -308,6 +313,20 @@ async fn pump(live: Weak<Live>, mut events: tokio::sync::mpsc::UnboundedReceiver
             }
             "Target.targetInfoChanged" => {
                 let info = &event.params["targetInfo"];
+                if info["type"] == "iframe" {
+                    // A cross-origin frame learnt its URL: page tools name their origin.
+                    let frame = info["targetId"].as_str().unwrap_or_default();
+                    let owner = live
+                        .tabs()
+                        .list
+                        .iter()
+                        .find(|t| t.state().children.iter().any(|c| c.frame_id == frame))
+                        .cloned();
+                    if let Some(tab) = owner {
+                        tab.state().webmcp.record_tree(&json!({"frame": {"id": frame, "url": info["url"]}}));
+                    }
+                    continue;
+                }
                 let tab = live.tabs().list.iter().find(|t| info["targetId"].as_str() == Some(&t.target_id)).cloned();
                 if let Some(tab) = tab {
                     let mut s = tab.state();
@@ -323,14 +342,30 @@ async fn pump(live: Weak<Live>, mut events: tokio::sync::mpsc::UnboundedReceiver
                 if let (Some(tab), Some(child)) = (parent, event.params["sessionId"].as_str())
                     && info["type"] == "iframe"
                 {
-                    live.adopt_frame(&tab, info["targetId"].as_str().unwrap_or_default(), child);
+                    let frame = info["targetId"].as_str().unwrap_or_default();
+                    tab.state().webmcp.record_tree(&json!({"frame": {"id": frame, "url": info["url"]}}));
+                    live.adopt_frame(&tab, frame, child);
                 }
             }
             "Target.detachedFromTarget" => {
                 if let Some(child) = event.params["sessionId"].as_str() {
                     let tab = live.sessions().remove(child);
                     if let Some(tab) = tab {
-                        tab.state().children.retain(|c| c.session_id != child);
+                        let gone: Vec<String> = {
+                            let mut s = tab.state();
+                            let gone = s
+                                .children
+                                .iter()
+                                .filter(|c| c.session_id == child)
+                                .map(|c| c.frame_id.clone())
+                                .collect();
+                            s.children.retain(|c| c.session_id != child);
+                            gone
+                        };
+                        // The frame's page tools go with it.
+                        for frame in gone {
+                            tab.on_event("Page.frameDetached", &json!({"frameId": frame}));
+                        }
                     }
                 }
             }

@@ -127,6 +127,15 @@ impl Tab {
         Self { target_id, session_id, state: Mutex::new(state), changed: Notify::new(), busy: Default::default() }
     }
 
+    /// The CDP session that owns `frame_id`: a cross-origin frame's own, else the tab's.
+    pub(crate) fn session_for_frame(&self, frame_id: &str) -> String {
+        let s = self.state();
+        s.children
+            .iter()
+            .find(|c| c.frame_id == frame_id)
+            .map_or_else(|| self.session_id.clone(), |c| c.session_id.clone())
+    }
+
     pub(crate) fn state(&self) -> MutexGuard<'_, TabState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -145,7 +154,11 @@ impl Tab {
                         s.main_frame = str_of(&frame["id"]);
                         s.navigations += 1;
                         s.world = None;
-                        s.requests.retain(|r| !r.finished);
+                        // A new document: keep only the requests of this navigation still under way.
+                        let main = s.main_frame.clone();
+                        s.requests.retain(|r| {
+                            !r.finished && r.frame_id == main && r.started.is_some_and(|t| t.elapsed() < LONG_REQUEST)
+                        });
                         s.file_chooser = None;
                     }
                 }

@@ -496,7 +496,8 @@ pub fn unavailable_page_tool(name: &str, failure: ToolFailure) -> Tool<Arc<Sessi
 /// Cancels a pending invocation when the call is dropped (MCP cancellation, timeout).
 struct CancelOnDrop {
     live: Arc<Live>,
-    tab: Arc<Tab>,
+    /// The session of the tool's frame (a cross-origin frame has its own).
+    session: String,
     invocation: String,
     armed: bool,
 }
@@ -506,10 +507,10 @@ impl Drop for CancelOnDrop {
         if !self.armed {
             return;
         }
-        let (live, tab, id) = (self.live.clone(), self.tab.clone(), std::mem::take(&mut self.invocation));
+        let (live, session, id) = (self.live.clone(), self.session.clone(), std::mem::take(&mut self.invocation));
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             handle.spawn(async move {
-                if let Err(e) = live.call(&tab, "WebMCP.cancelInvocation", json!({"invocationId": id})).await {
+                if let Err(e) = live.call_in(&session, "WebMCP.cancelInvocation", json!({"invocationId": id})).await {
                     tracing::debug!(error = %e.message, "could not cancel a page tool invocation");
                 }
             });
@@ -541,8 +542,13 @@ async fn invoke_with_timeout(session: &Session, bound: &PageTool, input: Value, 
         let s = tab.state();
         (s.url.clone(), s.title.clone(), s.navigations)
     };
+    let frame_session = tab.session_for_frame(&bound.frame_id);
     let started = live
-        .call(&tab, "WebMCP.invokeTool", json!({"frameId": bound.frame_id, "toolName": bound.name, "input": input}))
+        .call_in(
+            &frame_session,
+            "WebMCP.invokeTool",
+            json!({"frameId": bound.frame_id, "toolName": bound.name, "input": input}),
+        )
         .await
         .map_err(|e| {
             if e.message.contains("not found") {
@@ -555,7 +561,7 @@ async fn invoke_with_timeout(session: &Session, bound: &PageTool, input: Value, 
         .as_str()
         .ok_or_else(|| fail(ErrorCode::OperationFailed, "the browser gave no invocation id"))?
         .to_string();
-    let mut guard = CancelOnDrop { live: live.clone(), tab: tab.clone(), invocation: id.clone(), armed: true };
+    let mut guard = CancelOnDrop { live: live.clone(), session: frame_session, invocation: id.clone(), armed: true };
     let wait = if bound.declarative { DECLARATIVE_SETTLE } else { timeout };
     let mut gone_since: Option<tokio::time::Instant> = None;
     let deadline = tokio::time::Instant::now() + wait;

@@ -252,8 +252,8 @@
       const role = el ? roleOf(el) : '';
       const interactive = el ? isInteractive(el, role) : false;
       if (el && opts.viewport && !inViewport(el) && !el.shadowRoot && el.tagName !== 'IFRAME') {
-        // Off-screen: still descend, children may be positioned on screen.
-        if (!el.children.length) return;
+        // Off-screen: rows, controls and leaves go; containers are still walked, their children may show.
+        if (!el.children.length || el.tagName === 'TR' || el.tagName === 'LI' || isInteractive(el, roleOf(el))) return;
       }
       if (el && (role === 'listitem' || role === 'cell') && !opts.interactive && !labelOf(el)) {
         // A wrapper around one element and no text of its own says nothing: show the element in its place.
@@ -386,9 +386,9 @@
       const name = role || interactive ? nameOf(e, role) : '';
       const val = valueOf(e, role);
       let hay = name + (val ? ' ' + val : '');
-      if (!role && !interactive) {
-        // Plain containers match only on their own text nodes, so each hit is the innermost element.
-        hay = Array.from(e.childNodes).filter((c) => c.nodeType === 3).map((c) => c.data).join(' ');
+      if (!interactive && !NAME_FROM_CONTENT.has(role)) {
+        // Containers (plain, paragraphs, status) match on their own text nodes, so each hit is the innermost element.
+        hay += ' ' + Array.from(e.childNodes).filter((c) => c.nodeType === 3).map((c) => c.data).join(' ');
       }
       hay = squash(hay);
       if (!hay && (needle || re)) continue;
@@ -397,14 +397,17 @@
       if (!visible(e)) continue;
       // Prefer the actionable element: a text hit inside a button or link reports the button.
       let target = e;
-      const act = e.closest('a[href],button,[role=button],[role=link],label,summary,option');
-      if (act && act !== e) target = act;
+      if (!interactive) {
+        const act = e.closest('a[href],button,[role=button],[role=link],label,summary,option');
+        // A label stands for its control: report the checkbox, not the words beside it.
+        if (act && act !== e) target = act.tagName === 'LABEL' ? act.control || act : act;
+      }
       if (seen.has(target)) continue;
       seen.add(target);
       total++;
       if (out.length >= q.limit) continue;
       const r = roleOf(target) || 'text';
-      const n = target === e && !role && !interactive ? clip(hay, 100) : nameOf(target, r);
+      const n = nameOf(target, r) || (target === e ? clip(hay, 100) : '');
       let line = '- ' + r + (n ? ' ' + quote(n) : '') + ' [' + refOf(target) + ']';
       const st = states(target, r);
       if (st.length) line += ' ' + st.join(' ');

@@ -190,6 +190,11 @@ async fn tabs(session: Ctx, args: TabsArgs) -> ToolResult {
             wait_until_gone(&live, &target).await;
         }
     }
+    // The browser's own view has the current titles (events can lag behind).
+    let infos = live.cdp.call("Target.getTargets", json!({}), None).await.map_err(crate::session::cdp_failure)?;
+    let info_of = |id: &str| {
+        infos["targetInfos"].as_array().into_iter().flatten().find(|t| t["targetId"].as_str() == Some(id)).cloned()
+    };
     let tabs = live.tabs();
     let lines: Vec<String> = tabs
         .list
@@ -197,8 +202,13 @@ async fn tabs(session: Ctx, args: TabsArgs) -> ToolResult {
         .enumerate()
         .map(|(i, t)| {
             let s = t.state();
+            let info = info_of(&t.target_id);
+            let title = info.as_ref().and_then(|i| i["title"].as_str()).unwrap_or(&s.title).to_string();
+            let url = info.as_ref().and_then(|i| i["url"].as_str()).unwrap_or(&s.url).to_string();
             let mark = if Some(&t.target_id) == tabs.selected.as_ref() { "*" } else { " " };
-            format!("{mark}{i} {} — {}", if s.title.is_empty() { "(untitled)" } else { &s.title }, s.url)
+            // Chromium titles an untitled page with its URL: say nothing twice.
+            let title = if title.is_empty() || url.ends_with(&title) { "(untitled)".to_string() } else { title };
+            format!("{mark}{i} {title} — {url}")
         })
         .collect();
     Ok(ToolOutput::text(format!("{} tab(s), * is current:", lines.len())).with_page_text(lines.join("\n")))
