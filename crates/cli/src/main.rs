@@ -221,12 +221,13 @@ async fn webmcp(command: WebmcpCommand) -> anyhow::Result<()> {
                         if t.declarative {
                             hints.push("form");
                         }
-                        let name = match &t.exposed {
-                            Ok(exposed) => format!("{} ({exposed})", t.name),
-                            Err(why) => format!("{} (REFUSED: {why})", t.name),
+                        // A refusal's reason goes last so the columns stay narrow.
+                        let (name, note) = match &t.exposed {
+                            Ok(exposed) => (format!("{} ({exposed})", t.name), String::new()),
+                            Err(why) => (format!("{} (REFUSED)", t.name), format!("  refused: {why}")),
                         };
                         let frame = if t.main_frame { t.origin.clone() } else { format!("{} [iframe]", t.origin) };
-                        [name, hints.join(","), t.schema_summary(), frame]
+                        [name, hints.join(","), t.schema_summary(), format!("{frame}{note}")]
                     })
                     .collect();
                 let header = ["NAME".to_string(), "ANNOTATIONS".into(), "ARGUMENTS".into(), "FRAME".into()];

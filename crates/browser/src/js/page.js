@@ -199,7 +199,11 @@
           const st = states(e, r);
           bits.push(r + (n ? ' ' + quote(n) : '') + ' [' + refOf(e) + ']' + (st.length ? ' ' + st.join(' ') : '') + (v !== null && v !== undefined && v !== '' ? ' = ' + quote(clip(String(v), 80)) : ''));
         }
-        const own = txt && !bits.some((b) => b.includes(quote(txt))) ? quote(clip(txt, 80)) + ' ' : '';
+        // The cell's own words, less what its controls already say.
+        let rest = txt;
+        for (const e of inner) { const t = squash(e.textContent || ''); if (t) rest = rest.replace(t, ''); }
+        rest = squash(rest);
+        const own = rest ? quote(clip(rest, 80)) + ' ' : '';
         parts.push(own + bits.join(' '));
       } else {
         parts.push(clip(squash(cell.textContent || ''), 120));
