@@ -65,7 +65,7 @@ async def measure(runs: int) -> list[dict]:
                     ms, inter = await _timed(session, {"interactive": True})
                     inter_times.append(ms)
                 full_ms, full = (first_ms, text)
-                if "[truncated:" in text:
+                if "[truncated at" in text:
                     full_ms, full = await _timed(session, {"max_bytes": 2_000_000})
                 rows.append(
                     {
@@ -73,7 +73,7 @@ async def measure(runs: int) -> list[dict]:
                         "bytes": len(text.encode()),
                         "lines": text.count("\n") + 1,
                         "refs": text.count("[e"),
-                        "truncated": "[truncated:" in text,
+                        "truncated": "[truncated at" in text,
                         "full_bytes": len(full.encode()),
                         "full_ms": round(full_ms, 1),
                         "first_ms": round(first_ms, 1),

@@ -375,7 +375,7 @@ async fn long_list_budget_find_and_scroll() {
     let cut = lumo.ok("page_snapshot", json!({"max_bytes": 2000})).await;
     let body = cut.page_text();
     assert!(body.contains("[truncated: "), "{body}");
-    assert!(body.contains("more lines over the 2000-byte budget"), "{body}");
+    assert!(body.contains("[truncated at the 2000-byte budget"), "{body}");
     // The budget covers the tree; the title line comes on top.
     let kept = body.split("\n[truncated: ").next().unwrap_or_default();
     let kept =

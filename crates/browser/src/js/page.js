@@ -54,6 +54,18 @@
     return squash(e.textContent || '');
   }
 
+  // Rendered-ish text without innerText, which would force a layout of the
+  // whole page on first use: hidden descendants are left out, element
+  // boundaries become spaces.
+  function visibleText(el) {
+    let out = '';
+    for (const c of el.childNodes) {
+      if (c.nodeType === 3) out += c.data;
+      else if (c.nodeType === 1 && !SKIP.has(c.tagName) && visible(c)) out += ' ' + visibleText(c) + ' ';
+    }
+    return out;
+  }
+
   function labelOf(e) {
     const by = e.getAttribute('aria-labelledby');
     if (by) {
@@ -232,6 +244,8 @@
 
     // Returns the inline text of a node when it is only text (to fold into its parent's line).
     function walk(node, depth, pad) {
+      // Over budget: stop walking. Counting what was left out would cost a walk of the whole page.
+      if (truncatedAt >= 0) return;
       if (node.nodeType === 3) {
         const t = squash(node.data);
         if (t && !opts.interactive) push(pad + '- text: ' + quote(clip(t, 4000)));
@@ -335,13 +349,18 @@
       return only && !el.shadowRoot ? only : null;
     }
 
+    // The element's text when it holds nothing but text (and plain wrappers), else null.
     function onlyText(el) {
-      if (el.shadowRoot || el.tagName === 'IFRAME' || el.tagName === 'SELECT') return null;
+      return textOnly(el) ? squash(visibleText(el)) : null;
+    }
+
+    function textOnly(el) {
+      if (el.shadowRoot || el.tagName === 'IFRAME' || el.tagName === 'SELECT') return false;
       for (const c of el.children) {
-        if (roleOf(c) || isInteractive(c, '') || c.shadowRoot || c.tagName === 'IFRAME') return null;
-        if (c.children.length && onlyText(c) === null) return null;
+        if (roleOf(c) || isInteractive(c, '') || c.shadowRoot || c.tagName === 'IFRAME') return false;
+        if (c.children.length && !textOnly(c)) return false;
       }
-      return squash(el.innerText !== undefined ? el.innerText : el.textContent || '');
+      return true;
     }
 
     function hasElementChildWithRole(el) {

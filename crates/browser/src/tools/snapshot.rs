@@ -70,24 +70,24 @@ async fn snapshot(session: Ctx, args: SnapshotArgs) -> ToolResult {
         return Err(stale_ref(args.root.as_deref().unwrap_or_default()));
     }
     let mut body = result["text"].as_str().unwrap_or_default().to_string();
-    let mut omitted = result["omitted"].as_u64().unwrap_or(0);
+    let mut truncated = result["truncated"].as_bool().unwrap_or(false);
     if args.root.is_none() {
         // Cross-origin frames run in other processes: snapshot each and put it under its <iframe>.
         for (n, _) in child_frames(&tab) {
             let left = max_bytes.saturating_sub(body.len());
             let Ok((owner, ..)) = frame_owner(&live, &tab, n).await else { continue };
             if left < 200 {
-                omitted += 1;
+                truncated = true;
                 continue;
             }
             let Ok(child) = lumo_call_in(&live, &tab, Some(n), "snapshot", options(left)).await else { continue };
-            omitted += child["omitted"].as_u64().unwrap_or(0);
+            truncated |= child["truncated"].as_bool().unwrap_or(false);
             body = nest_under(&body, &owner, child["text"].as_str().unwrap_or_default());
         }
     }
-    if omitted > 0 {
+    if truncated {
         body.push_str(&format!(
-            "\n[truncated: {omitted} more lines over the {max_bytes}-byte budget; use page_find, a subtree (ref), interactive or viewport, or a larger max_bytes]"
+            "\n[truncated at the {max_bytes}-byte budget; more below: use page_find, a subtree (ref), interactive or viewport, or a larger max_bytes]"
         ));
     }
     let url = tab.state().url.clone();
