@@ -257,6 +257,19 @@ impl PageTool {
         Hints { read_only: self.read_only, destructive: self.consequential, open_world: true }
     }
 
+    /// Its annotations as short words: read-only, consequential, untrusted-content, form.
+    pub fn hint_words(&self) -> Vec<&'static str> {
+        [
+            (self.read_only, "read-only"),
+            (self.consequential, "consequential"),
+            (self.untrusted_content, "untrusted-content"),
+            (self.declarative, "form"),
+        ]
+        .into_iter()
+        .filter_map(|(on, word)| on.then_some(word))
+        .collect()
+    }
+
     /// A short summary of the input schema: `a: string*, b: number` (`*` = required).
     pub fn schema_summary(&self) -> String {
         schema_summary(&self.input_schema)

@@ -208,19 +208,7 @@ async fn webmcp(command: WebmcpCommand) -> anyhow::Result<()> {
                 let rows: Vec<[String; 4]> = tools
                     .iter()
                     .map(|t| {
-                        let mut hints = Vec::new();
-                        if t.read_only {
-                            hints.push("read-only");
-                        }
-                        if t.consequential {
-                            hints.push("consequential");
-                        }
-                        if t.untrusted_content {
-                            hints.push("untrusted");
-                        }
-                        if t.declarative {
-                            hints.push("form");
-                        }
+                        let hints = t.hint_words();
                         // A refusal's reason goes last so the columns stay narrow.
                         let (name, note) = match &t.exposed {
                             Ok(exposed) => (format!("{} ({exposed})", t.name), String::new()),
@@ -356,23 +344,7 @@ async fn main() -> anyhow::Result<()> {
             let (session, gate) = gate_with(&browser, allow_consequential);
             let result = gate.call(&tool, args, tokio_util::sync::CancellationToken::new()).await;
             session.shutdown().await;
-            let output = result?;
-            if json {
-                println!(
-                    "{}",
-                    serde_json::json!({"text": output.text, "structured": output.structured, "isError": output.is_error,
-                        "images": output.images.iter().map(|i| serde_json::json!({"mime": i.mime, "bytes": i.data.len()})).collect::<Vec<_>>()})
-                );
-            } else {
-                println!("{}", output.text);
-                for image in &output.images {
-                    println!("[image {} — {} base64 bytes]", image.mime, image.data.len());
-                }
-            }
-            if output.is_error {
-                std::process::exit(1);
-            }
-            Ok(())
+            print_output(result?, json)
         }
     }
 }

@@ -335,6 +335,12 @@
         push(pad + '- generic' + (name ? ' ' + quote(name) : '') + ' [' + refOf(el) + ']');
         return;
       }
+      if (el && el.children.length > 1 && !opts.interactive && textOnly(el)) {
+        // A run of plain inline pieces (spans, em, b…) reads as one text, not a line each.
+        const t = squash(visibleText(el));
+        if (t) push(pad + '- text: ' + quote(clip(t, 4000)));
+        return;
+      }
       for (const c of childrenOf(node)) walk(c, depth, pad);
     }
 

@@ -58,19 +58,7 @@ async fn list(session: Ctx, _: ListArgs) -> ToolResult {
     };
     let mut lines = Vec::new();
     for t in &tools {
-        let mut hints = Vec::new();
-        if t.read_only {
-            hints.push("read-only");
-        }
-        if t.consequential {
-            hints.push("consequential");
-        }
-        if t.untrusted_content {
-            hints.push("untrusted-content");
-        }
-        if t.declarative {
-            hints.push("form");
-        }
+        let hints = t.hint_words();
         let head = match &t.exposed {
             Ok(exposed) => exposed.clone(),
             Err(reason) => format!("(refused: {reason})"),
