@@ -170,7 +170,8 @@ class Adapter:
         """
         quoted = f'"{name}"'
         fallback = None
-        for line in text.splitlines():
+        # A table row may sit on one line with its cells split by " | " (lumo): each cell is a candidate.
+        for line in (seg for line_ in text.splitlines() for seg in line_.split(" | ")):
             if quoted not in line:
                 continue
             ref = self._line_ref(line)

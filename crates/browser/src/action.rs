@@ -20,8 +20,17 @@ const NAVIGATION_START: Duration = Duration::from_millis(60);
 /// How long a navigation started by an action may take to load.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(15);
 
+/// What an action may set off, which decides how long its answer waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// A click or a key may start a navigation: give it a moment to show.
+    MayNavigate,
+    /// Typing, filling, scrolling: changes stay in the page.
+    InPlace,
+}
+
 /// Runs `action` on the tab and builds the answer around the sentence it returns.
-pub(crate) async fn act<F>(live: &Live, tab: &Tab, action: F) -> ToolResult
+pub(crate) async fn act<F>(live: &Live, tab: &Tab, reach: Reach, action: F) -> ToolResult
 where
     F: Future<Output = Result<String, lumo_protocol::ToolFailure>>,
 {
@@ -31,14 +40,14 @@ where
     };
     let watching = lumo_call(live, tab, "watch", Value::Null).await.is_ok();
     let said = action.await?;
-    settle(tab, navigations).await;
+    settle(tab, navigations, reach).await;
     Ok(describe_outcome(live, tab, said, navigations, &url, &title, watching).await)
 }
 
 /// Waits for what an action set off: a navigation to load, or the network to calm down.
-pub(crate) async fn settle(tab: &Tab, navigations: u64) {
-    let started =
-        wait_until(tab, NAVIGATION_START, |s| s.loading || s.navigations != navigations || s.dialog.is_some()).await;
+pub(crate) async fn settle(tab: &Tab, navigations: u64, reach: Reach) {
+    let window = if reach == Reach::MayNavigate { NAVIGATION_START } else { Duration::ZERO };
+    let started = wait_until(tab, window, |s| s.loading || s.navigations != navigations || s.dialog.is_some()).await;
     if started {
         wait_until(tab, LOAD_TIMEOUT, |s| (!s.loading && s.navigations != navigations) || s.dialog.is_some()).await;
     }

@@ -102,6 +102,8 @@ pub(crate) struct Live {
     tabs: Mutex<Tabs>,
     /// Session id → tab, for routing events.
     sessions: Mutex<HashMap<String, Arc<Tab>>>,
+    /// One attach at a time: `new_tab` and the pump's `targetCreated` race for the same target.
+    attaching: tokio::sync::Mutex<()>,
     pump: JoinHandle<()>,
 }
 
@@ -117,7 +119,14 @@ impl Live {
         let events = cdp.subscribe();
         let live = Arc::new_cyclic(|weak: &Weak<Live>| {
             let pump = tokio::spawn(pump(weak.clone(), events));
-            Live { cdp: cdp.clone(), browser, tabs: Mutex::default(), sessions: Mutex::default(), pump }
+            Live {
+                cdp: cdp.clone(),
+                browser,
+                tabs: Mutex::default(),
+                sessions: Mutex::default(),
+                attaching: Default::default(),
+                pump,
+            }
         });
         cdp.call("Target.setDiscoverTargets", json!({"discover": true}), None).await?;
         let targets = cdp.call("Target.getTargets", json!({}), None).await?;
@@ -168,6 +177,7 @@ impl Live {
 
     /// Attaches to a page target once; enables the domains tools rely on.
     async fn attach(&self, target_id: &str) -> Result<Arc<Tab>, CdpError> {
+        let _one_at_a_time = self.attaching.lock().await;
         if let Some(tab) = self.tabs().list.iter().find(|t| t.target_id == target_id) {
             return Ok(tab.clone());
         }

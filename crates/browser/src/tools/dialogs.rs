@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::Ctx;
 use super::devtools::clip;
-use crate::action::{describe_outcome, settle};
+use crate::action::{Reach, describe_outcome, settle};
 use crate::page::wait_until;
 use crate::tool::{Hints, Tool, ToolResult, fail};
 
@@ -65,7 +65,7 @@ async fn dialog(session: Ctx, args: DialogArgs) -> ToolResult {
     }
     // The closing event may trail the answer; wait for it so settle sees the page, not the old dialog.
     wait_until(&tab, Duration::from_millis(500), |s| s.dialog.is_none()).await;
-    settle(&tab, navigations).await;
+    settle(&tab, navigations, Reach::MayNavigate).await;
     let verb = if args.accept { "Accepted" } else { "Dismissed" };
     let answered = match (&args.prompt_text, open.kind.as_str(), args.accept) {
         (Some(text), _, true) => format!(" with {} characters", text.chars().count()),

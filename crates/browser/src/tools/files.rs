@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::Ctx;
-use crate::action::act;
+use crate::action::{Reach, act};
 use crate::page::{call_on, check_ref, element};
 use crate::tool::{Hints, Tool, ToolResult, fail};
 
@@ -80,7 +80,7 @@ async fn upload(session: Ctx, args: UploadArgs) -> ToolResult {
     match (chooser, &args.target) {
         (Some(chooser), _) => {
             several(chooser.multiple)?;
-            act(&live, &tab, async {
+            act(&live, &tab, Reach::InPlace, async {
                 live.call(
                     &tab,
                     "DOM.setFileInputFiles",
@@ -93,7 +93,7 @@ async fn upload(session: Ctx, args: UploadArgs) -> ToolResult {
             .await
         }
         (None, Some(r)) => {
-            act(&live, &tab, async {
+            act(&live, &tab, Reach::InPlace, async {
                 let object = element(&live, &tab, r).await?;
                 let input = call_on(&live, &tab, &object, FILE_INPUT, &[]).await?;
                 if let Some(error) = input["error"].as_str() {

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Ctx;
-use crate::action::act;
+use crate::action::{Reach, act};
 use crate::page::{Element, call_on, element, viewport_offset, wait_until};
 use crate::session::Live;
 use crate::tab::Tab;
@@ -166,7 +166,7 @@ async fn mouse(
 async fn click(session: Ctx, args: ClickArgs) -> ToolResult {
     let (live, tab) = session.tab().await?;
     let _busy = tab.busy.lock().await;
-    act(&live, &tab, async {
+    act(&live, &tab, Reach::MayNavigate, async {
         let t = target(&live, &tab, &args.target).await?;
         let bits = modifier_bits(&args.modifiers);
         mouse(&live, &tab, "mouseMoved", (t.x, t.y), args.button, 0, bits).await?;
@@ -197,7 +197,7 @@ struct RefArgs {
 async fn hover(session: Ctx, args: RefArgs) -> ToolResult {
     let (live, tab) = session.tab().await?;
     let _busy = tab.busy.lock().await;
-    act(&live, &tab, async {
+    act(&live, &tab, Reach::InPlace, async {
         let t = target(&live, &tab, &args.target).await?;
         mouse(&live, &tab, "mouseMoved", (t.x, t.y), Button::Left, 0, 0).await?;
         Ok(format!("Hovered {}.", t.name))
@@ -217,7 +217,7 @@ struct DragArgs {
 async fn drag(session: Ctx, args: DragArgs) -> ToolResult {
     let (live, tab) = session.tab().await?;
     let _busy = tab.busy.lock().await;
-    act(&live, &tab, async {
+    act(&live, &tab, Reach::InPlace, async {
         let from = target(&live, &tab, &args.from).await?;
         mouse(&live, &tab, "mouseMoved", (from.x, from.y), Button::Left, 0, 0).await?;
         mouse(&live, &tab, "mousePressed", (from.x, from.y), Button::Left, 1, 0).await?;
@@ -303,7 +303,7 @@ async fn type_into(live: &Live, tab: &Tab, object: &Element, text: &str, append:
 async fn type_text(session: Ctx, args: TypeArgs) -> ToolResult {
     let (live, tab) = session.tab().await?;
     let _busy = tab.busy.lock().await;
-    act(&live, &tab, async {
+    act(&live, &tab, if args.submit { Reach::MayNavigate } else { Reach::InPlace }, async {
         let object = element(&live, &tab, &args.target).await?;
         let name = type_into(&live, &tab, &object, &args.text, args.append).await?;
         if args.submit {
@@ -355,7 +355,7 @@ async fn fill_form(session: Ctx, args: FillArgs) -> ToolResult {
     }
     let (live, tab) = session.tab().await?;
     let _busy = tab.busy.lock().await;
-    act(&live, &tab, async {
+    act(&live, &tab, Reach::InPlace, async {
         let mut done = Vec::new();
         for (i, field) in args.fields.iter().enumerate() {
             let object = element(&live, &tab, &field.target).await.map_err(|e| at_field(i, e))?;
@@ -453,7 +453,7 @@ async fn select(session: Ctx, args: SelectArgs) -> ToolResult {
     }
     let (live, tab) = session.tab().await?;
     let _busy = tab.busy.lock().await;
-    act(&live, &tab, async {
+    act(&live, &tab, Reach::InPlace, async {
         let object = element(&live, &tab, &args.target).await?;
         select_options(&live, &tab, &object, &args.values).await
     })
@@ -512,7 +512,7 @@ async fn set_checked(live: &Live, tab: &Tab, r: &str, want: bool) -> Result<Stri
 async fn check(session: Ctx, args: CheckArgs) -> ToolResult {
     let (live, tab) = session.tab().await?;
     let _busy = tab.busy.lock().await;
-    act(&live, &tab, set_checked(&live, &tab, &args.target, args.checked)).await
+    act(&live, &tab, Reach::InPlace, set_checked(&live, &tab, &args.target, args.checked)).await
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -615,7 +615,7 @@ async fn press(live: &Live, tab: &Tab, chord: &str) -> Result<(), ToolFailure> {
 async fn press_key(session: Ctx, args: KeyArgs) -> ToolResult {
     let (live, tab) = session.tab().await?;
     let _busy = tab.busy.lock().await;
-    act(&live, &tab, async {
+    act(&live, &tab, Reach::MayNavigate, async {
         let mut on = String::new();
         if let Some(r) = &args.target {
             let object = element(&live, &tab, r).await?;
@@ -669,7 +669,7 @@ async fn scroll(session: Ctx, args: ScrollArgs) -> ToolResult {
     };
     let how = json!({"dx": args.dx.unwrap_or(0.0), "dy": args.dy.unwrap_or(0.0), "edge": edge,
         "intoView": args.target.is_some() && args.dx.is_none() && args.dy.is_none() && args.to.is_none()});
-    act(&live, &tab, async {
+    act(&live, &tab, Reach::InPlace, async {
         let result = match &args.target {
             Some(r) => {
                 let object = element(&live, &tab, r).await?;

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::Ctx;
-use crate::action::{act, settle};
+use crate::action::{Reach, act, settle};
 use crate::page::wait_until;
 use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
 
@@ -76,11 +76,11 @@ async fn navigate(session: Ctx, args: NavigateArgs) -> ToolResult {
                 .await;
             }
             let navigations = tab.state().navigations;
-            settle(&tab, navigations).await;
+            settle(&tab, navigations, Reach::InPlace).await;
             Ok(landed(&live, &tab, "Opened").await)
         }
         (None, Some(go)) => {
-            act(&live, &tab, async {
+            act(&live, &tab, Reach::MayNavigate, async {
                 match go {
                     Go::Reload => {
                         live.call(&tab, "Page.reload", json!({})).await?;
