@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use lumo_protocol::ErrorCode;
+use lumo_protocol::{ErrorCode, ToolFailure};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -10,6 +10,8 @@ use serde_json::json;
 use super::Ctx;
 use crate::action::{Reach, act, settle};
 use crate::page::wait_until;
+use crate::session::Live;
+use crate::tab::Tab;
 use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
 
 pub(crate) fn tools() -> Vec<Tool<Ctx>> {
@@ -63,20 +65,7 @@ async fn navigate(session: Ctx, args: NavigateArgs) -> ToolResult {
     match (&args.url, args.go) {
         (Some(url), None) => {
             check_url(url)?;
-            let navigations = tab.state().navigations;
-            let result = live.call(&tab, "Page.navigate", json!({"url": url})).await?;
-            if let Some(error) = result["errorText"].as_str().filter(|e| !e.is_empty()) {
-                return Err(fail(ErrorCode::OperationFailed, format!("Could not open {url}: {error}")));
-            }
-            // Same-document (fragment) navigations have no loaderId and no load event.
-            if result.get("loaderId").is_some() {
-                wait_until(&tab, Duration::from_secs(30), |s| {
-                    (s.navigations != navigations && !s.loading) || s.dialog.is_some()
-                })
-                .await;
-            }
-            let navigations = tab.state().navigations;
-            settle(&tab, navigations, Reach::InPlace).await;
+            goto(&live, &tab, url).await?;
             Ok(landed(&live, &tab, "Opened").await)
         }
         (None, Some(go)) => {
@@ -113,6 +102,25 @@ async fn navigate(session: Ctx, args: NavigateArgs) -> ToolResult {
         }
         _ => Err(fail(ErrorCode::InvalidArguments, "give exactly one of url or go")),
     }
+}
+
+/// Opens `url` in the tab and waits for it to load and settle.
+async fn goto(live: &Live, tab: &Tab, url: &str) -> Result<(), ToolFailure> {
+    let navigations = tab.state().navigations;
+    let result = live.call(tab, "Page.navigate", json!({"url": url})).await?;
+    if let Some(error) = result["errorText"].as_str().filter(|e| !e.is_empty()) {
+        return Err(fail(ErrorCode::OperationFailed, format!("Could not open {url}: {error}")));
+    }
+    // Same-document (fragment) navigations have no loaderId and no load event.
+    if result.get("loaderId").is_some() {
+        wait_until(tab, Duration::from_secs(30), |s| {
+            (s.navigations != navigations && !s.loading) || s.dialog.is_some()
+        })
+        .await;
+    }
+    let navigations = tab.state().navigations;
+    settle(tab, navigations, Reach::InPlace).await;
+    Ok(())
 }
 
 /// The answer after a navigation: where we are.
@@ -169,8 +177,12 @@ async fn tabs(session: Ctx, args: TabsArgs) -> ToolResult {
         TabAction::New => {
             let url = args.url.as_deref().unwrap_or("about:blank");
             check_url(url)?;
-            let tab = live.new_tab(url).await.map_err(crate::session::cdp_failure)?;
-            wait_until(&tab, Duration::from_secs(15), |s| !s.loading && !s.url.is_empty()).await;
+            // Open it blank, then navigate once lumo listens: a URL given to createTarget
+            // starts loading before the tab's events are on, and its load can go unseen.
+            let tab = live.new_tab("about:blank").await.map_err(crate::session::cdp_failure)?;
+            if url != "about:blank" {
+                goto(&live, &tab, url).await?;
+            }
         }
         TabAction::Select => {
             let index = args.index.ok_or_else(|| fail(ErrorCode::InvalidArguments, "index: required for select"))?;
