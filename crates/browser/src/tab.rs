@@ -74,6 +74,8 @@ pub(crate) struct TabState {
     /// The isolated world's execution context that has lumo's helper installed.
     pub(crate) world: Option<i64>,
     pub(crate) main_frame: String,
+    /// The data of an HTML5 drag that Chromium handed to lumo (`Input.dragIntercepted`).
+    pub(crate) drag: Option<Value>,
     /// Out-of-process (cross-origin) frames, each with its own CDP session.
     pub(crate) children: Vec<ChildFrame>,
     /// The index the next child frame gets (refs `f<index>e<n>`); never reused.
@@ -180,6 +182,7 @@ impl Tab {
                     })
                 }
                 "Page.javascriptDialogClosed" => s.dialog = None,
+                "Input.dragIntercepted" => s.drag = Some(params["data"].clone()),
                 "Page.fileChooserOpened" => {
                     s.file_chooser = Some(FileChooser {
                         backend_node_id: params["backendNodeId"].as_i64().unwrap_or(0),

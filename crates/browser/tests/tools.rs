@@ -688,3 +688,28 @@ fn new_tool_schemas_are_small_and_named() {
         assert_eq!(tool.spec.input_schema["additionalProperties"], json!(false), "{name}");
     }
 }
+
+#[tokio::test]
+async fn page_drag_drops_html5_draggables_and_drives_mouse_drags() {
+    let base = serve(vec![page(
+        "/",
+        r#"<title>drag</title>
+        <div id="card" draggable="true" role="button" aria-label="Card" style="width:80px;height:40px;background:#ccc">Card</div>
+        <div id="bin" role="region" aria-label="Bin" style="margin-top:200px;width:200px;height:100px;background:#eee">Bin</div>
+        <p id="out">nothing</p>
+        <script>
+          card.addEventListener('dragstart', (e) => e.dataTransfer.setData('text/plain', 'card-1'));
+          bin.addEventListener('dragover', (e) => e.preventDefault());
+          bin.addEventListener('drop', (e) => { e.preventDefault(); out.textContent = 'dropped ' + e.dataTransfer.getData('text/plain'); });
+        </script>"#,
+    )])
+    .await;
+    let b = Browser::new();
+    b.open(&format!("{base}/")).await;
+    let card = b.ref_of("\"Card\"").await;
+    let bin = b.ref_of("\"Bin\"").await;
+    let out = b.ok("page_drag", json!({"from": card, "to": bin})).await;
+    assert!(out.text.starts_with("Dragged button \"Card\""), "{}", out.text);
+    let result = b.ok("devtools_evaluate", json!({"expression": "out.textContent"})).await;
+    assert!(result.page_text.as_deref().unwrap_or_default().contains("dropped card-1"), "{result:?}");
+}

@@ -219,24 +219,55 @@ async fn drag(session: Ctx, args: DragArgs) -> ToolResult {
     let _busy = tab.busy.lock().await;
     act(&live, &tab, Reach::InPlace, async {
         let from = target(&live, &tab, &args.from).await?;
-        mouse(&live, &tab, "mouseMoved", (from.x, from.y), Button::Left, 0, 0).await?;
-        mouse(&live, &tab, "mousePressed", (from.x, from.y), Button::Left, 1, 0).await?;
-        let to = target(&live, &tab, &args.to).await?;
-        // A few steps in between: many drag libraries need intermediate moves.
-        for step in 1..=5 {
-            let f = f64::from(step) / 5.0;
-            let (x, y) = (from.x + (to.x - from.x) * f, from.y + (to.y - from.y) * f);
-            live.call(
-                &tab,
-                "Input.dispatchMouseEvent",
-                json!({"type": "mouseMoved", "x": x, "y": y, "button": "left", "buttons": 1}),
-            )
-            .await?;
-        }
-        mouse(&live, &tab, "mouseReleased", (to.x, to.y), Button::Left, 1, 0).await?;
+        // HTML5 drag and drop (draggable elements) does not follow synthetic mouse
+        // moves: have Chromium hand the drag over, then drop it ourselves.
+        tab.state().drag = None;
+        live.call(&tab, "Input.setInterceptDrags", json!({"enabled": true})).await?;
+        let dragged = drag_path(&live, &tab, &from, &args.to).await;
+        let html5 = tab.state().drag.take();
+        let (to, dropped) = match (dragged, html5) {
+            (Ok(to), Some(data)) => {
+                let mut result = Ok(());
+                for kind in ["dragEnter", "dragOver", "drop"] {
+                    let event = json!({"type": kind, "x": to.x, "y": to.y, "data": data, "modifiers": 0});
+                    if let Err(e) = live.call(&tab, "Input.dispatchDragEvent", event).await {
+                        result = Err(e);
+                        break;
+                    }
+                }
+                (Ok(to), result)
+            }
+            (to, _) => (to, Ok(())),
+        };
+        let released = match &to {
+            Ok(to) => mouse(&live, &tab, "mouseReleased", (to.x, to.y), Button::Left, 1, 0).await,
+            Err(_) => mouse(&live, &tab, "mouseReleased", (from.x, from.y), Button::Left, 1, 0).await,
+        };
+        let _ = live.call(&tab, "Input.setInterceptDrags", json!({"enabled": false})).await;
+        let to = to?;
+        dropped.and(released)?;
         Ok(format!("Dragged {} onto {}.", from.name, to.name))
     })
     .await
+}
+
+/// Presses on `from`, finds `to` (scrolling it into view) and moves there in a few
+/// steps (many drag libraries need the moves between).
+async fn drag_path(live: &Live, tab: &Tab, from: &Target, to: &str) -> Result<Target, ToolFailure> {
+    mouse(live, tab, "mouseMoved", (from.x, from.y), Button::Left, 0, 0).await?;
+    mouse(live, tab, "mousePressed", (from.x, from.y), Button::Left, 1, 0).await?;
+    let to = target(live, tab, to).await?;
+    for step in 1..=5 {
+        let f = f64::from(step) / 5.0;
+        let (x, y) = (from.x + (to.x - from.x) * f, from.y + (to.y - from.y) * f);
+        live.call(
+            tab,
+            "Input.dispatchMouseEvent",
+            json!({"type": "mouseMoved", "x": x, "y": y, "button": "left", "buttons": 1}),
+        )
+        .await?;
+    }
+    Ok(to)
 }
 
 #[derive(Deserialize, JsonSchema)]
