@@ -322,11 +322,51 @@ fn console_level(kind: &str) -> String {
 pub(crate) fn remote_object_text(arg: &Value) -> String {
     match &arg["value"] {
         Value::String(s) => s.clone(),
+        Value::Null if arg["preview"].is_object() => preview_text(&arg["preview"]),
         Value::Null => arg["description"]
             .as_str()
             .or(arg["unserializableValue"].as_str())
             .unwrap_or(arg["type"].as_str().unwrap_or(""))
             .to_string(),
         other => other.to_string(),
+    }
+}
+
+/// `{a: 1, b: "x"}` or `[1, 2, …]` from a CDP ObjectPreview (Chromium sends one for
+/// console arguments), instead of a bare `Object`.
+fn preview_text(preview: &Value) -> String {
+    let props = preview["properties"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let value = |p: &Value| {
+        let v = p["value"].as_str().unwrap_or("");
+        if p["type"] == "string" { format!("{v:?}") } else { v.to_string() }
+    };
+    let more = if preview["overflow"].as_bool() == Some(true) { ", …" } else { "" };
+    if preview["subtype"] == "array" {
+        let items: Vec<String> = props.iter().map(value).collect();
+        format!("[{}{more}]", items.join(", "))
+    } else {
+        let items: Vec<String> =
+            props.iter().map(|p| format!("{}: {}", p["name"].as_str().unwrap_or("?"), value(p))).collect();
+        let class =
+            preview["description"].as_str().filter(|d| *d != "Object").map(|d| format!("{d} ")).unwrap_or_default();
+        format!("{class}{{{}{more}}}", items.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::remote_object_text;
+
+    #[test]
+    fn console_objects_show_their_preview() {
+        let object = json!({"type": "object", "description": "Object", "preview": {"type": "object", "description": "Object",
+            "overflow": false, "properties": [{"name": "a", "type": "number", "value": "1"}, {"name": "b", "type": "string", "value": "x"}]}});
+        assert_eq!(remote_object_text(&object), "{a: 1, b: \"x\"}");
+        let array = json!({"type": "object", "subtype": "array", "description": "Array(3)", "preview": {"type": "object",
+            "subtype": "array", "description": "Array(3)", "overflow": true, "properties": [{"name": "0", "type": "number", "value": "1"}]}});
+        assert_eq!(remote_object_text(&array), "[1, …]");
+        assert_eq!(remote_object_text(&json!({"type": "string", "value": "hi"})), "hi");
     }
 }

@@ -70,6 +70,15 @@ async fn snapshot(session: Ctx, args: SnapshotArgs) -> ToolResult {
         return Err(stale_ref(args.root.as_deref().unwrap_or_default()));
     }
     let mut body = result["text"].as_str().unwrap_or_default().to_string();
+    if body.is_empty() {
+        // Say why, rather than answer with nothing.
+        body = match (&args.root, args.interactive, args.viewport) {
+            (Some(r), ..) => format!("(nothing to show under {r}: it and its contents are hidden or empty)"),
+            (None, true, _) => "(no actionable elements)".to_string(),
+            (None, _, true) => "(nothing visible in the viewport)".to_string(),
+            _ => "(the page is empty)".to_string(),
+        };
+    }
     let mut truncated = result["truncated"].as_bool().unwrap_or(false);
     if args.root.is_none() {
         // Cross-origin frames run in other processes: snapshot each and put it under its <iframe>.
