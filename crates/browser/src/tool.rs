@@ -67,12 +67,19 @@ pub struct ToolOutput {
     pub structured: Option<Value>,
     /// Images.
     pub images: Vec<Image>,
+    /// A business failure whose details are page content (in `page_text`): the call
+    /// fails, and the page's words stay fenced as untrusted.
+    pub failure: Option<ToolFailure>,
 }
 
 impl ToolOutput {
     /// A plain text answer.
     pub fn text(text: impl Into<String>) -> Self {
         Self { text: text.into(), ..Self::default() }
+    }
+    /// A failure explained by the page's own words.
+    pub fn page_failure(failure: ToolFailure, page_text: impl Into<String>) -> Self {
+        Self { failure: Some(failure), page_text: Some(page_text.into()), ..Self::default() }
     }
     /// Adds page content.
     pub fn with_page_text(mut self, text: impl Into<String>) -> Self {

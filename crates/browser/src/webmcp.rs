@@ -656,7 +656,14 @@ async fn invoke_with_timeout(session: &Session, bound: &PageTool, input: Value, 
                 .filter(|t| !t.is_empty())
                 .or(response.exception)
                 .unwrap_or_else(|| "the page tool failed without saying why".to_string());
-            Err(fail(ErrorCode::OperationFailed, format!("page tool {:?} failed: {}", bound.name, clip(&text, 2000))))
+            // The page's error text is the page's words: fenced, never lumo's own message.
+            Ok(ToolOutput::page_failure(
+                fail(
+                    ErrorCode::OperationFailed,
+                    format!("page tool {:?} failed; the page's error text follows", bound.name),
+                ),
+                format!("error: {}", clip(&text, 2000)),
+            ))
         }
     }
 }

@@ -147,9 +147,12 @@ async fn invocation_results_errors_and_big_outputs() {
     let out = call(&session, "search.products", json!({"q": "tea", "limit": 1})).await.unwrap();
     assert_eq!(out.structured, Some(json!({"items": ["tea 1"]})));
 
-    let err = call(&session, "webmcp_fail", json!({})).await.unwrap_err();
+    // The page's error text is page content: it comes as fenced page text, never in lumo's own message.
+    let out = call(&session, "webmcp_fail", json!({})).await.unwrap();
+    let err = out.failure.expect("a failure");
     assert_eq!(err.code, ErrorCode::OperationFailed);
-    assert!(err.message.contains("the shop is closed"), "{}", err.message);
+    assert!(!err.message.contains("the shop is closed"), "{}", err.message);
+    assert!(out.page_text.unwrap_or_default().contains("the shop is closed"));
 
     let out = call(&session, "webmcp_big", json!({"n": 20000})).await.unwrap();
     assert_eq!(out.structured.unwrap()["rows"].as_array().unwrap().len(), 20000);

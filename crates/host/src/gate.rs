@@ -176,7 +176,11 @@ impl Gate {
         };
         Ok(match result {
             Ok(output) => {
-                let mut text = output.text;
+                // A failure whose details are the page's words: an error, with those words fenced.
+                let (mut text, structured, is_error) = match output.failure {
+                    Some(f) => (format!("Error [{}]: {}", f.code, f.message), Some(f.to_json()), true),
+                    None => (output.text, output.structured, false),
+                };
                 if let Some(page) = output.page_text {
                     text.push('\n');
                     text.push_str(&fence(&page));
@@ -189,7 +193,7 @@ impl Gate {
                     text.truncate(cut);
                     text.push_str("\n[answer cut at the size limit]");
                 }
-                GateOutput { text, images: output.images, structured: output.structured, is_error: false }
+                GateOutput { text, images: output.images, structured, is_error }
             }
             Err(failure) => failed(failure),
         })
