@@ -449,7 +449,7 @@ async fn devtools_console_and_evaluate() {
     let out = b.ok("devtools_console", json!({})).await;
     let log = out.page_text.unwrap_or_default();
     assert!(out.text.starts_with("10 console messages, newest last:"), "{}", out.text);
-    assert!(log.contains("[log] hello 1 Object (/:4)"), "{log}");
+    assert!(log.contains("[log] hello 1 {a: 1} (/:4)"), "{log}");
     assert!(log.contains("[info] info line") && log.contains("[debug] debug line"), "{log}");
     assert!(log.contains("[warning] careful") && log.contains("[error] bad thing"), "{log}");
     assert!(log.contains("[log] again (") && log.contains(") ×3"), "{log}");
