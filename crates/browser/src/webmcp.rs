@@ -161,6 +161,9 @@ impl TabTools {
                 self.frames.insert(id, text(&frame["url"]));
                 before != self.tools.len()
             }
+            // "swap": the frame moved to another process (a cross-origin frame); it lives on
+            // there with its own session, whose tools may already have arrived: keep them.
+            "Page.frameDetached" if params["reason"] == "swap" => false,
             "Page.frameDetached" => {
                 let id = text(&params["frameId"]);
                 let before = self.tools.len();

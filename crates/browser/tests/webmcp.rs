@@ -274,3 +274,18 @@ async fn without_the_feature_there_is_no_model_context() {
     assert!(session.webmcp_available().await.unwrap());
     session.shutdown().await;
 }
+
+#[tokio::test]
+async fn tools_of_a_cross_origin_frame_are_listed_and_run_in_its_own_process() {
+    let base = serve();
+    let session = session_with(vec![]);
+    open(&session, &format!("{base}/cross.html"), 2).await;
+    let port = base.rsplit(':').next().unwrap();
+    let tools = session.page_tools();
+    let plain = tools.iter().find(|t| t.name == "child_plain").cloned().unwrap();
+    assert!(!plain.main_frame);
+    assert_eq!(plain.origin, format!("http://localhost:{port}"));
+    let out = call(&session, "webmcp_child_plain", json!({})).await.unwrap();
+    assert_eq!(page_json(&out), json!({"from": "child plain"}));
+    session.shutdown().await;
+}
