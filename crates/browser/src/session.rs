@@ -254,8 +254,8 @@ impl Live {
         let cdp = self.cdp.clone();
         let session = session.to_string();
         tokio::spawn(async move {
-            // Console and network of the frame are the tab's too.
-            for method in ["Runtime.enable", "Network.enable", "WebMCP.enable"] {
+            // Console, network, page tools and dialogs of the frame are the tab's too.
+            for method in ["Page.enable", "Runtime.enable", "Network.enable", "WebMCP.enable"] {
                 if let Err(e) = cdp.call(method, json!({}), Some(&session)).await {
                     tracing::debug!(%session, error = %e, method, "could not enable a domain in a frame");
                 }
@@ -381,9 +381,12 @@ async fn pump(live: Weak<Live>, mut events: tokio::sync::mpsc::UnboundedReceiver
                 }
             }
             _ => {
-                let tab = event.session_id.as_ref().and_then(|s| live.sessions().get(s).cloned());
-                if let Some(tab) = tab {
-                    tab.on_event(&event.method, &event.params);
+                let Some(session) = event.session_id.as_deref() else { continue };
+                let tab = live.sessions().get(session).cloned();
+                match tab {
+                    Some(tab) if tab.session_id == session => tab.on_event(&event.method, &event.params),
+                    Some(tab) => tab.on_frame_event(session, &event.method, &event.params),
+                    None => {}
                 }
             }
         }

@@ -43,6 +43,8 @@ pub(crate) struct Request {
 
 #[derive(Debug, Clone)]
 pub(crate) struct Dialog {
+    /// The session of the frame that opened it, when a cross-origin frame did.
+    pub(crate) frame_session: Option<String>,
     pub(crate) kind: String,
     pub(crate) message: String,
     pub(crate) default_prompt: String,
@@ -143,6 +145,25 @@ impl Tab {
     }
 
     /// Applies one CDP event of this tab's session.
+    /// Applies one CDP event of a cross-origin frame's own session: its console,
+    /// network, page tools and dialogs are the tab's; its loading is not.
+    pub(crate) fn on_frame_event(&self, session: &str, method: &str, params: &Value) {
+        match method {
+            "Page.frameNavigated" | "Page.frameDetached" => {
+                self.state().webmcp.on_event(method, params);
+                self.changed.notify_waiters();
+            }
+            "Page.javascriptDialogOpening" => {
+                self.on_event(method, params);
+                if let Some(dialog) = self.state().dialog.as_mut() {
+                    dialog.frame_session = Some(session.to_string());
+                }
+            }
+            m if m.starts_with("Page.") || m == "Runtime.executionContextsCleared" => {}
+            _ => self.on_event(method, params),
+        }
+    }
+
     pub(crate) fn on_event(&self, method: &str, params: &Value) {
         let str_of = |v: &Value| v.as_str().unwrap_or_default().to_string();
         {
@@ -176,6 +197,7 @@ impl Tab {
                 "Page.loadEventFired" => s.loading = false,
                 "Page.javascriptDialogOpening" => {
                     s.dialog = Some(Dialog {
+                        frame_session: None,
                         kind: str_of(&params["type"]),
                         message: str_of(&params["message"]),
                         default_prompt: str_of(&params["defaultPrompt"]),

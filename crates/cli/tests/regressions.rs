@@ -101,3 +101,22 @@ async fn select_in_a_label_is_named_by_the_label_text() {
     assert_eq!(found.structured()["total"], Value::from(1));
     lumo.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dialog_in_a_cross_origin_frame_is_seen_and_answered() {
+    let server = FixtureServer::start().await;
+    let lumo = Lumo::start().await;
+    lumo.open(&server.url("frames.html")).await;
+    let found = lumo.ok("page_find", json!({"text": "Child confirm"})).await;
+    let line = found.text().lines().find(|l| l.contains("(frame f")).map(str::to_string);
+    let line = line.unwrap_or_else(|| panic!("no cross-origin match in {}", found.text()));
+    let r = line.split('[').nth(1).and_then(|rest| rest.split(']').next()).expect("a ref").to_string();
+    assert!(r.starts_with('f'), "{line}");
+    let clicked = lumo.ok("page_click", json!({"ref": r})).await;
+    assert!(clicked.text().contains("A dialog is open (confirm)"), "{}", clicked.text());
+    assert!(clicked.page_text().contains("Proceed in the frame?"), "{}", clicked.text());
+    lumo.ok("page_dialog", json!({"accept": true})).await;
+    let status = lumo.ok("page_find", json!({"text": "Child confirm: true"})).await;
+    assert_eq!(status.structured()["total"], 1, "{}", status.text());
+    lumo.stop().await;
+}

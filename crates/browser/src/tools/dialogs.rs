@@ -55,7 +55,9 @@ async fn dialog(session: Ctx, args: DialogArgs) -> ToolResult {
     if open.kind == "prompt" && args.accept {
         params["promptText"] = json!(args.prompt_text.as_deref().unwrap_or(&open.default_prompt));
     }
-    if let Err(e) = live.call(&tab, "Page.handleJavaScriptDialog", params).await {
+    // A cross-origin frame's dialog is answered on that frame's session.
+    let session = open.frame_session.clone().unwrap_or_else(|| tab.session_id.clone());
+    if let Err(e) = live.call_in(&session, "Page.handleJavaScriptDialog", params).await {
         // The browser has none (it closed another way): forget ours.
         if e.message.contains("No dialog") {
             tab.state().dialog = None;
