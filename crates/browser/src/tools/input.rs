@@ -595,36 +595,62 @@ fn key_info(key: &str) -> Option<(String, String, u32, Option<String>)> {
     Some((c.to_string(), code, vk, Some(c.to_string())))
 }
 
-/// Presses a key or chord like `Control+Shift+a`.
-async fn press(live: &Live, tab: &Tab, chord: &str) -> Result<(), ToolFailure> {
-    let parts: Vec<&str> = chord.split('+').collect();
-    let (key, mods) = match parts.split_last() {
-        Some((key, mods)) if !key.is_empty() => (*key, mods),
-        // "Control++" or "+": the key is a plus sign.
-        _ => ("+", &parts[..parts.len().saturating_sub(2)]),
+/// Names of keys to show when a key is not known.
+const KEY_EXAMPLES: &str = "Enter, Tab, Escape, Backspace, Delete, ArrowDown, Home, PageDown, Space, F5, a single character like \"a\" or \"+\", or a chord like Control+a or Shift+Tab";
+
+/// A key with its modifiers, checked before anything is pressed.
+#[derive(Debug, PartialEq)]
+struct Chord {
+    dom_key: String,
+    code: String,
+    vk: u32,
+    text: Option<String>,
+    /// CDP modifier bits: Alt 1, Control 2, Meta 4, Shift 8.
+    modifiers: u32,
+}
+
+/// Reads a key or chord like `Control+Shift+a`; `Control++` is Control and the plus key.
+fn parse_chord(chord: &str) -> Result<Chord, ToolFailure> {
+    let bad = |what: String| fail(ErrorCode::InvalidArguments, format!("key: {what}; give {KEY_EXAMPLES}"));
+    if chord.is_empty() {
+        return Err(bad("is empty".to_string()));
+    }
+    let (mods, key) = match chord.strip_suffix("++") {
+        // "Control++": the key is the plus sign.
+        Some(mods) => (mods, "+"),
+        None if chord == "+" => ("", "+"),
+        None => match chord.rsplit_once('+') {
+            Some((_, "")) => return Err(bad(format!("{chord:?} ends with + and no key"))),
+            Some((mods, key)) => (mods, key),
+            None => ("", chord),
+        },
     };
-    let mut bits = 0;
-    for m in mods {
-        bits |= match m.to_ascii_lowercase().as_str() {
+    let mut modifiers = 0;
+    for m in mods.split('+').filter(|_| !mods.is_empty()) {
+        modifiers |= match m.to_ascii_lowercase().as_str() {
             "alt" => 1,
             "control" | "ctrl" => 2,
             "meta" | "cmd" | "command" => 4,
             "shift" => 8,
-            other => {
-                return Err(fail(
-                    ErrorCode::InvalidArguments,
-                    format!("key: unknown modifier {other:?} (Alt, Control, Meta, Shift)"),
-                ));
-            }
+            other => return Err(bad(format!("unknown modifier {other:?} in {chord:?} (Alt, Control, Meta, Shift)"))),
         };
     }
-    let (dom_key, code, vk, text) = key_info(key).ok_or_else(|| {
-        fail(ErrorCode::InvalidArguments, format!("key: unknown key {key:?}; see the tool's description"))
-    })?;
+    let (dom_key, code, vk, text) = key_info(key).ok_or_else(|| bad(format!("unknown key {key:?}")))?;
     // With Control/Alt/Meta held a character key types nothing.
-    let text = if bits & 7 != 0 { None } else { text };
+    let text = if modifiers & 7 != 0 { None } else { text };
+    Ok(Chord { dom_key, code, vk, text, modifiers })
+}
+
+/// Presses a key or chord by name (lumo's own: "Enter", "Delete").
+async fn press(live: &Live, tab: &Tab, chord: &str) -> Result<(), ToolFailure> {
+    press_chord(live, tab, &parse_chord(chord)?).await
+}
+
+/// Presses a checked chord.
+async fn press_chord(live: &Live, tab: &Tab, chord: &Chord) -> Result<(), ToolFailure> {
+    let Chord { dom_key, code, vk, text, modifiers: bits } = chord;
     let mut down = json!({"type": if text.is_some() { "keyDown" } else { "rawKeyDown" }, "key": dom_key, "code": code, "windowsVirtualKeyCode": vk, "modifiers": bits});
-    if let Some(text) = &text {
+    if let Some(text) = text {
         down["text"] = json!(text);
         down["unmodifiedText"] = json!(text);
     }
@@ -644,6 +670,7 @@ async fn press(live: &Live, tab: &Tab, chord: &str) -> Result<(), ToolFailure> {
 }
 
 async fn press_key(session: Ctx, args: KeyArgs) -> ToolResult {
+    let chord = parse_chord(&args.key)?;
     let (live, tab) = session.tab().await?;
     let _busy = tab.busy.lock().await;
     act(&live, &tab, Reach::MayNavigate, async {
@@ -660,7 +687,7 @@ async fn press_key(session: Ctx, args: KeyArgs) -> ToolResult {
             .await?;
             on = format!(" on {}", name.as_str().unwrap_or(r));
         }
-        press(&live, &tab, &args.key).await?;
+        press_chord(&live, &tab, &chord).await?;
         Ok(format!("Pressed {}{on}.", args.key))
     })
     .await
@@ -712,4 +739,24 @@ async fn scroll(session: Ctx, args: ScrollArgs) -> ToolResult {
         Ok(format!("{}.", result.as_str().unwrap_or("Scrolled")))
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_chord;
+
+    #[test]
+    fn chords_parse_and_empty_or_unknown_keys_do_not() {
+        let plus = parse_chord("Control++").expect("Control and plus");
+        assert_eq!((plus.dom_key.as_str(), plus.modifiers), ("+", 2));
+        assert_eq!(parse_chord("+").expect("plus").dom_key, "+");
+        let tab = parse_chord("shift+tab").expect("Shift+Tab");
+        assert_eq!((tab.dom_key.as_str(), tab.modifiers), ("Tab", 8));
+        assert_eq!(parse_chord("Control+Shift+a").expect("a chord").modifiers, 10);
+        assert_eq!(parse_chord("Space").expect("space").text.as_deref(), Some(" "));
+        for bad in ["", "Control+", "Shift++x", "Entr", "Hyper+x", "F13", "a+b"] {
+            let message = parse_chord(bad).expect_err(bad).message;
+            assert!(message.starts_with("key: ") && message.contains("ArrowDown"), "{bad:?}: {message}");
+        }
+    }
 }
