@@ -9,8 +9,9 @@
 //!   `tools/input.rs`).
 //! - Page reading and acting go through a helper script that runs in an
 //!   isolated world, so the page cannot see or tamper with it. Refs (`e12`)
-//!   name elements; they never repeat within a tab, so a ref from an old
-//!   page fails as `stale_ref` instead of hitting another element.
+//!   name elements; one counter numbers them for every tab, so a ref never
+//!   repeats: a ref from an old page fails as `stale_ref` and one from another
+//!   tab is refused, instead of hitting another element.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -24,6 +25,7 @@
 
 mod action;
 mod page;
+mod refs;
 mod session;
 mod tab;
 mod tool;

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use lumo_protocol::{ErrorCode, ToolFailure};
 use serde_json::{Value, json};
 
+use crate::refs::{self, Owner};
 use crate::session::Live;
 use crate::tab::{Tab, TabState};
 use crate::tool::fail;
@@ -51,15 +52,12 @@ fn frame_rt(tab: &Tab, child: Option<u32>) -> Result<FrameRt, ToolFailure> {
     }
 }
 
-/// The frame's cached world id and ref counter, read or written.
-fn with_frame_state<T>(tab: &Tab, child: Option<u32>, f: impl FnOnce(&mut Option<i64>, &mut u64) -> T) -> Option<T> {
+/// The frame's cached world id, read or written.
+fn with_frame_state<T>(tab: &Tab, child: Option<u32>, f: impl FnOnce(&mut Option<i64>) -> T) -> Option<T> {
     let mut s = tab.state();
     match child {
-        None => {
-            let s = &mut *s;
-            Some(f(&mut s.world, &mut s.next_ref))
-        }
-        Some(n) => s.children.iter_mut().find(|c| c.index == n).map(|c| f(&mut c.world, &mut c.next_ref)),
+        None => Some(f(&mut s.world)),
+        Some(n) => s.children.iter_mut().find(|c| c.index == n).map(|c| f(&mut c.world)),
     }
 }
 
@@ -73,9 +71,9 @@ async fn world(live: &Live, frame: &FrameRt, tab: &Tab) -> Result<i64, ToolFailu
         .ok_or_else(|| fail(ErrorCode::OperationFailed, "the browser gave no execution context"))?;
     // Chromium reuses the world of a given name in a document, so the helper
     // (and its refs) persist until the next navigation gives a new context.
-    if with_frame_state(tab, frame.child, |world, _| *world) != Some(Some(id)) {
+    if with_frame_state(tab, frame.child, |world| *world) != Some(Some(id)) {
         evaluate(live, &frame.session, id, PAGE_JS).await?;
-        with_frame_state(tab, frame.child, |world, _| *world = Some(id));
+        with_frame_state(tab, frame.child, |world| *world = Some(id));
     }
     Ok(id)
 }
@@ -114,8 +112,8 @@ pub(crate) async fn lumo_call(live: &Live, tab: &Tab, method: &str, arg: Value) 
     lumo_call_in(live, tab, None, method, arg).await
 }
 
-/// Calls `__lumo.<method>(arg)` in a frame (`None`: the main frame). Keeps the
-/// frame's ref counter in step so refs never repeat across documents.
+/// Calls `__lumo.<method>(arg)` in a frame (`None`: the main frame). The refs
+/// it makes are numbered from the session's counter and booked to this tab.
 pub(crate) async fn lumo_call_in(
     live: &Live,
     tab: &Tab,
@@ -129,20 +127,19 @@ pub(crate) async fn lumo_call_in(
     // One retry: a navigation can destroy the context between the two calls.
     for _ in 0..2 {
         let context = world(live, &frame, tab).await?;
-        let next = with_frame_state(tab, child, |_, next| *next).unwrap_or(1);
+        let _issuing = live.refs.issuing.lock().await;
+        let next = live.refs.next();
         let prefix = frame.prefix();
         let expression = format!(
-            "(() => {{ const L = globalThis.__lumo; L.setPrefix('{prefix}', {next}); const r = L.{method}({arg}); return {{ r, next: L.nextRef() }}; }})()"
+            "(() => {{ const L = globalThis.__lumo; const s = L.setPrefix('{prefix}', {next}); const r = L.{method}({arg}); return {{ r, s, e: L.nextRef() }}; }})()"
         );
         match evaluate(live, &frame.session, context, &expression).await {
             Ok(value) => {
-                if let Some(n) = value["next"].as_u64() {
-                    with_frame_state(tab, child, |_, next| *next = (*next).max(n));
-                }
+                book_refs(live, tab, child, &value);
                 return Ok(value["r"].clone());
             }
             Err(e) => {
-                with_frame_state(tab, child, |world, _| *world = None);
+                with_frame_state(tab, child, |world| *world = None);
                 last_error = Some(e);
             }
         }
@@ -155,31 +152,54 @@ pub(crate) fn child_frames(tab: &Tab) -> Vec<(u32, String)> {
     tab.state().children.iter().map(|c| (c.index, c.frame_id.clone())).collect()
 }
 
-/// The frame a ref lives in: `e12` → main, `f2e7` → child 2.
-pub(crate) fn frame_of_ref(r: &str) -> Option<u32> {
-    ref_frame(r).flatten()
-}
-
-fn ref_frame(r: &str) -> Option<Option<u32>> {
-    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
-    if let Some(rest) = r.strip_prefix('e') {
-        return digits(rest).then_some(None);
+/// Books the refs a helper call made (its answer carries `s`, where it
+/// started numbering, and `e`, where it stopped) to the tab's frame.
+fn book_refs(live: &Live, tab: &Tab, child: Option<u32>, value: &Value) {
+    if let (Some(start), Some(end)) = (value["s"].as_u64(), value["e"].as_u64()) {
+        live.refs.record(&tab.target_id, child, start, end);
     }
-    let (frame, element) = r.strip_prefix('f')?.split_once('e')?;
-    (digits(frame) && digits(element)).then(|| frame.parse().ok()).flatten().map(Some)
 }
 
 /// Checks a ref's form before asking the page.
 pub(crate) fn check_ref(r: &str) -> Result<(), ToolFailure> {
-    if ref_frame(r).is_some() {
-        Ok(())
-    } else {
-        Err(fail(
-            ErrorCode::InvalidArguments,
-            format!(
-                "ref: {r:?} is not a ref; refs look like \"e12\" (or \"f1e3\" inside a cross-origin frame) and come from page_snapshot or page_find"
-            ),
-        ))
+    refs::check(r).map(|_| ())
+}
+
+/// The frame of `tab` where `r` may be looked up (`None`: the main frame), or
+/// why it may not: malformed, never given out, or given out in another tab.
+/// A ref must never reach an element of a tab other than the one acted on.
+pub(crate) fn ref_frame(live: &Live, tab: &Tab, r: &str) -> Result<Option<u32>, ToolFailure> {
+    let parsed = refs::check(r)?;
+    let owner = live.refs.owner(parsed, |owner| match owner {
+        Owner::Tab { target } if target == tab.target_id => None,
+        Owner::Forgotten => None,
+        Owner::Tab { target } => Some(Some(target.to_string())),
+        Owner::Never => Some(None),
+    });
+    match owner {
+        None => Ok(parsed.child),
+        Some(None) => Err(fail(
+            ErrorCode::NotFound,
+            format!("{r} was never given out in this tab; take a page_snapshot (or page_find) and use a ref from it."),
+        )),
+        Some(Some(target)) => {
+            let tabs = live.tabs();
+            let index_of = |id: &str| tabs.list.iter().position(|t| t.target_id == id);
+            match (index_of(&target), index_of(&tab.target_id)) {
+                (Some(theirs), Some(ours)) => Err(fail(
+                    ErrorCode::InvalidState,
+                    format!(
+                        "{r} belongs to tab {theirs}, not the current tab {ours}; select it with browser_tabs {{action: \"select\", index: {theirs}}} to act there, or take a page_snapshot of this tab."
+                    ),
+                )),
+                _ => Err(fail(
+                    ErrorCode::StaleRef,
+                    format!(
+                        "{r} belonged to a tab that is closed now; take a page_snapshot of this tab and use its refs."
+                    ),
+                )),
+            }
+        }
     }
 }
 
@@ -206,9 +226,8 @@ pub(crate) struct Element {
 
 /// The element behind `r`, or `stale_ref` when it is gone.
 pub(crate) async fn element(live: &Live, tab: &Tab, r: &str) -> Result<Element, ToolFailure> {
-    check_ref(r)?;
+    let child = ref_frame(live, tab, r)?;
     ensure_no_dialog(tab)?;
-    let child = ref_frame(r).flatten();
     let frame = frame_rt(tab, child).map_err(|_| stale_ref(r))?;
     let context = world(live, &frame, tab).await?;
     let result = live
@@ -222,27 +241,40 @@ pub(crate) async fn element(live: &Live, tab: &Tab, r: &str) -> Result<Element, 
     Ok(Element { session: frame.session, object, child })
 }
 
-/// Runs `function` with `this` = the element and returns its value.
+/// Runs `function` with `this` = the element and returns its value. Refs it
+/// makes (`describe` of a covering element) are numbered and booked like
+/// those of [`lumo_call_in`].
 pub(crate) async fn call_on(
     live: &Live,
-    _tab: &Tab,
+    tab: &Tab,
     element: &Element,
     function: &str,
     args: &[Value],
 ) -> Result<Value, ToolFailure> {
-    let arguments: Vec<Value> = args.iter().map(|a| json!({"value": a})).collect();
+    let _issuing = live.refs.issuing.lock().await;
+    let prefix = match element.child {
+        None => "e".to_string(),
+        Some(n) => format!("f{n}e"),
+    };
+    let mut arguments = vec![json!({"value": prefix}), json!({"value": live.refs.next()})];
+    arguments.extend(args.iter().map(|a| json!({"value": a})));
+    let wrapped = format!(
+        "async function(p, n, ...a) {{ const L = globalThis.__lumo; const s = L.setPrefix(p, n); const r = await ({function}).apply(this, a); return {{ r, s, e: L.nextRef() }}; }}"
+    );
     let result = live
         .call_in(
             &element.session,
             "Runtime.callFunctionOn",
-            json!({"objectId": element.object, "functionDeclaration": function, "arguments": arguments, "returnByValue": true, "awaitPromise": true}),
+            json!({"objectId": element.object, "functionDeclaration": wrapped, "arguments": arguments, "returnByValue": true, "awaitPromise": true}),
         )
         .await?;
     if let Some(details) = result.get("exceptionDetails") {
         let text = details["exception"]["description"].as_str().or(details["text"].as_str()).unwrap_or("script error");
         return Err(fail(ErrorCode::OperationFailed, text.to_string()));
     }
-    Ok(result["result"]["value"].clone())
+    let value = &result["result"]["value"];
+    book_refs(live, tab, element.child, value);
+    Ok(value["r"].clone())
 }
 
 /// Where the element's frame starts in the tab's viewport: (0, 0) for the
@@ -268,18 +300,14 @@ pub(crate) async fn frame_owner(live: &Live, tab: &Tab, n: u32) -> Result<(Strin
         .as_str()
         .ok_or_else(|| fail(ErrorCode::OperationFailed, format!("the element of frame f{n} is not reachable")))?;
     let owner = Element { session: tab.session_id.clone(), object: object.to_string(), child: None };
-    // Refs handed out here must advance the main frame's counter too.
     let found = call_on(
         live,
         tab,
         &owner,
-        "function() { this.scrollIntoView({ block: 'nearest', behavior: 'instant' }); const r = this.getBoundingClientRect(); return { ref: globalThis.__lumo.refOf(this), x: r.left + this.clientLeft, y: r.top + this.clientTop, next: globalThis.__lumo.nextRef() }; }",
+        "function() { this.scrollIntoView({ block: 'nearest', behavior: 'instant' }); const r = this.getBoundingClientRect(); return { ref: globalThis.__lumo.refOf(this), x: r.left + this.clientLeft, y: r.top + this.clientTop }; }",
         &[],
     )
     .await?;
-    if let Some(n) = found["next"].as_u64() {
-        with_frame_state(tab, None, |_, next| *next = (*next).max(n));
-    }
     Ok((
         found["ref"].as_str().unwrap_or_default().to_string(),
         found["x"].as_f64().unwrap_or(0.0),

@@ -9,6 +9,7 @@ use lumo_protocol::{ErrorCode, ToolFailure};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
+use crate::refs::RefBook;
 use crate::tab::Tab;
 use crate::tool::fail;
 
@@ -28,12 +29,14 @@ pub struct Session {
     live: tokio::sync::Mutex<Option<Arc<Live>>>,
     /// WebMCP page tools: a synchronous view of the browser and what the agent was shown.
     pub(crate) webmcp: crate::webmcp::Shared,
+    /// Element refs of every tab; kept across browser restarts so old refs never name new elements.
+    refs: Arc<RefBook>,
 }
 
 impl Session {
     /// A session that starts or attaches to its browser on the first tool call.
     pub fn new(source: BrowserSource) -> Self {
-        Self { source, live: tokio::sync::Mutex::new(None), webmcp: Default::default() }
+        Self { source, live: tokio::sync::Mutex::new(None), webmcp: Default::default(), refs: Default::default() }
     }
 
     /// The running browser, started now if needed. After a crash the first
@@ -50,7 +53,9 @@ impl Session {
                 "The browser closed or crashed; its tabs and refs are gone. Call again: lumo starts a new browser.",
             ));
         }
-        let live = Live::start(&self.source).await.map_err(|e| fail(ErrorCode::Unavailable, e.to_string()))?;
+        let live = Live::start(&self.source, self.refs.clone())
+            .await
+            .map_err(|e| fail(ErrorCode::Unavailable, e.to_string()))?;
         *guard = Some(live.clone());
         self.webmcp.set_live(&live);
         Ok(live)
@@ -99,6 +104,8 @@ pub(crate) struct Tabs {
 pub(crate) struct Live {
     pub(crate) cdp: Connection,
     browser: Option<Browser>,
+    /// Which tab and frame each element ref was given out in.
+    pub(crate) refs: Arc<RefBook>,
     tabs: Mutex<Tabs>,
     /// Session id → tab, for routing events.
     sessions: Mutex<HashMap<String, Arc<Tab>>>,
@@ -108,7 +115,7 @@ pub(crate) struct Live {
 }
 
 impl Live {
-    async fn start(source: &BrowserSource) -> Result<Arc<Self>, CdpError> {
+    async fn start(source: &BrowserSource, refs: Arc<RefBook>) -> Result<Arc<Self>, CdpError> {
         let (cdp, browser) = match source {
             BrowserSource::Launch(options) => {
                 let browser = Browser::launch(options.clone()).await?;
@@ -122,6 +129,7 @@ impl Live {
             Live {
                 cdp: cdp.clone(),
                 browser,
+                refs,
                 tabs: Mutex::default(),
                 sessions: Mutex::default(),
                 attaching: Default::default(),
@@ -247,7 +255,6 @@ impl Live {
                 frame_id: frame_id.to_string(),
                 session_id: session.to_string(),
                 world: None,
-                next_ref: 1,
             });
         }
         self.sessions().insert(session.to_string(), tab.clone());

@@ -70,9 +70,6 @@ pub(crate) struct TabState {
     pub(crate) request_seq: u64,
     pub(crate) dialog: Option<Dialog>,
     pub(crate) file_chooser: Option<FileChooser>,
-    /// The next ref number: refs never repeat within a tab, even across documents,
-    /// so a ref from an old page can never name an element of a new one.
-    pub(crate) next_ref: u64,
     /// The isolated world's execution context that has lumo's helper installed.
     pub(crate) world: Option<i64>,
     pub(crate) main_frame: String,
@@ -110,7 +107,6 @@ pub(crate) struct ChildFrame {
     pub(crate) frame_id: String,
     pub(crate) session_id: String,
     pub(crate) world: Option<i64>,
-    pub(crate) next_ref: u64,
 }
 
 /// A tab lumo is attached to.
@@ -127,7 +123,7 @@ pub(crate) struct Tab {
 
 impl Tab {
     pub(crate) fn new(target_id: String, session_id: String, main_frame: String) -> Self {
-        let state = TabState { next_ref: 1, next_child: 1, main_frame, ..TabState::default() };
+        let state = TabState { next_child: 1, main_frame, ..TabState::default() };
         Self { target_id, session_id, state: Mutex::new(state), changed: Notify::new(), busy: Default::default() }
     }
 

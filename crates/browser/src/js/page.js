@@ -377,19 +377,16 @@
     const rootEl = root.nodeType === 1 ? root : null;
     if (rootEl && opts.root) walk(rootEl, 0, '');
     else for (const c of childrenOf(root)) walk(c, 0, '');
-    return { text: lines.join('\n'), omitted, next, frames, truncated: truncatedAt >= 0, title: document.title };
+    return { text: lines.join('\n'), omitted, frames, truncated: truncatedAt >= 0, title: document.title };
   }
 
-  // Finds elements by text, role and/or regex and returns them with refs and a little context.
-  function find(q) {
-    let re = null;
-    if (q.regex) {
-      try { re = new RegExp(q.regex, 'i'); } catch (err) { return { error: 'regex: ' + err.message }; }
-    }
+  // The elements a query can match, each with the text it is matched on (its
+  // "hay"). A regex is never run here: lumo matches hays in Rust with a
+  // linear-time engine, since a page-side RegExp can backtrack for minutes.
+  function gather(q) {
     const needle = q.text ? q.text.toLowerCase() : null;
+    const byText = !!(needle || q.regex);
     const out = [];
-    let total = 0;
-    const seen = new Set();
     const all = [];
     (function collect(root) {
       const tw = (root.ownerDocument || root).createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
@@ -411,7 +408,7 @@
       const role = roleOf(e);
       const interactive = isInteractive(e, role);
       if (q.role && role !== q.role) continue;
-      if (!role && !interactive && !(needle || re)) continue;
+      if (!role && !interactive && !byText) continue;
       const name = role || interactive ? nameOf(e, role) : '';
       const val = valueOf(e, role);
       let hay = name + (val ? ' ' + val : '');
@@ -420,10 +417,20 @@
         hay += ' ' + Array.from(e.childNodes).filter((c) => c.nodeType === 3).map((c) => c.data).join(' ');
       }
       hay = squash(hay);
-      if (!hay && (needle || re)) continue;
+      if (!hay && byText) continue;
       if (needle && !hay.toLowerCase().includes(needle)) continue;
-      if (re && !re.test(hay)) continue;
-      if (!visible(e)) continue;
+      out.push({ e, hay, interactive });
+    }
+    return out;
+  }
+
+  // Writes the visible hits among `hits` as lines with refs and a little context.
+  function report(hits, limit) {
+    const out = [];
+    let total = 0;
+    const seen = new Set();
+    for (const { e, hay, interactive } of hits) {
+      if (!e.isConnected || !visible(e)) continue;
       // Prefer the actionable element: a text hit inside a button or link reports the button.
       let target = e;
       if (!interactive) {
@@ -434,7 +441,7 @@
       if (seen.has(target)) continue;
       seen.add(target);
       total++;
-      if (out.length >= q.limit) continue;
+      if (out.length >= limit) continue;
       const r = roleOf(target) || 'text';
       const n = nameOf(target, r) || (target === e ? clip(hay, 100) : '');
       let line = '- ' + r + (n ? ' ' + quote(n) : '') + ' [' + refOf(target) + ']';
@@ -446,8 +453,11 @@
       if (ctx) line += ' in ' + ctx;
       out.push(line);
     }
-    return { text: out.join('\n'), total, next };
+    return { text: out.join('\n'), total };
   }
+
+  // A regex query's candidates, kept until lumo says which of their hays matched.
+  let pending = [];
 
   // The nearest labelled container: a row's first cell, a form, a section heading.
   function contextOf(e) {
@@ -579,7 +589,6 @@
     setPrefix(p, n) { prefix = p; if (n > next) next = n; return next; },
     nextRef() { return next; },
     snapshot(opts) {
-      if (opts.next > next) next = opts.next;
       if (opts.ref) {
         const e = resolve(opts.ref);
         if (!e) return { error: 'stale_ref' };
@@ -587,7 +596,10 @@
       }
       return snapshot(opts);
     },
-    find(q) { if (q.next > next) next = q.next; return find(q); },
+    find(q) { return report(gather(q), q.limit); },
+    // A regex query in two steps: the hays to match, then the indexes of those that matched.
+    findCandidates(q) { pending = gather(q); return pending.map((c) => c.hay); },
+    findPick(p) { const hits = p.matched.map((i) => pending[i]).filter(Boolean); pending = []; return report(hits, p.limit); },
     // page_wait's probes: is the text shown (case-insensitive, open shadow roots too)? Is the ref shown?
     hasText(t) {
       const want = squash(t).toLowerCase();

@@ -1,12 +1,15 @@
 //! Reading the page: `page_snapshot` (a compact tree with refs) and `page_find`.
 
-use lumo_protocol::ErrorCode;
+use lumo_protocol::{ErrorCode, ToolFailure};
+use regex::{Regex, RegexBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::Ctx;
-use crate::page::{check_ref, child_frames, frame_of_ref, frame_owner, lumo_call, lumo_call_in, stale_ref};
+use crate::page::{check_ref, child_frames, frame_owner, lumo_call_in, ref_frame, stale_ref};
+use crate::session::Live;
+use crate::tab::Tab;
 use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
 
 /// The default byte budget of a snapshot: enough for a 5,000-element page in
@@ -63,8 +66,11 @@ async fn snapshot(session: Ctx, args: SnapshotArgs) -> ToolResult {
     let (live, tab) = session.tab().await?;
     let _busy = tab.busy.lock().await;
     let options = |max_bytes: usize| json!({"ref": args.root, "interactive": args.interactive, "viewport": args.viewport, "maxBytes": max_bytes});
-    // A subtree ref names its frame; a whole-page snapshot starts in the main frame.
-    let root_frame = args.root.as_deref().map(frame_of_ref).unwrap_or(None);
+    // A subtree ref names its frame (and must be this tab's); a whole-page snapshot starts in the main frame.
+    let root_frame = match args.root.as_deref() {
+        Some(r) => ref_frame(&live, &tab, r)?,
+        None => None,
+    };
     let result = lumo_call_in(&live, &tab, root_frame, "snapshot", options(max_bytes)).await?;
     if result["error"] == "stale_ref" {
         return Err(stale_ref(args.root.as_deref().unwrap_or_default()));
@@ -113,7 +119,8 @@ struct FindArgs {
     text: Option<String>,
     /// ARIA role, e.g. button, link, textbox, heading, row.
     role: Option<String>,
-    /// JavaScript regular expression (case-insensitive) matched against the same text.
+    /// Regular expression (case-insensitive) matched against the same text. Rust `regex` syntax, which
+    /// matches in linear time: like JavaScript's, without lookaround or backreferences.
     regex: Option<String>,
     /// Most matches to return (default 20, at most 200).
     limit: Option<u32>,
@@ -127,17 +134,15 @@ async fn find(session: Ctx, args: FindArgs) -> ToolResult {
     if !(1..=200).contains(&limit) {
         return Err(fail(ErrorCode::InvalidArguments, format!("limit: {limit} is outside 1–200")));
     }
+    let regex = args.regex.as_deref().map(compile).transpose()?;
     let (live, tab) = session.tab().await?;
     let _busy = tab.busy.lock().await;
-    let query = json!({"text": args.text, "role": args.role, "regex": args.regex, "limit": limit});
-    let result = lumo_call(&live, &tab, "find", query.clone()).await?;
-    if let Some(error) = result["error"].as_str() {
-        return Err(fail(ErrorCode::InvalidArguments, error.to_string()));
-    }
+    let query = json!({"text": args.text, "role": args.role, "regex": regex.is_some(), "limit": limit});
+    let result = find_in(&live, &tab, None, &query, regex.as_ref()).await?;
     let mut total = result["total"].as_u64().unwrap_or(0);
     let mut lines: Vec<String> = result["text"].as_str().unwrap_or_default().lines().map(str::to_string).collect();
     for (n, _) in child_frames(&tab) {
-        let Ok(found) = lumo_call_in(&live, &tab, Some(n), "find", query.clone()).await else { continue };
+        let Ok(found) = find_in(&live, &tab, Some(n), &query, regex.as_ref()).await else { continue };
         total += found["total"].as_u64().unwrap_or(0);
         lines.extend(found["text"].as_str().unwrap_or_default().lines().map(|l| format!("{l} (frame f{n})")));
     }
@@ -150,6 +155,53 @@ async fn find(session: Ctx, args: FindArgs) -> ToolResult {
     };
     let out = ToolOutput::text(text).with_structured(json!({"total": total}));
     Ok(if body.is_empty() { out } else { out.with_page_text(body) })
+}
+
+/// The longest regex `page_find` takes, in bytes.
+const MAX_REGEX_LEN: usize = 1000;
+
+/// Compiles `page_find`'s regex for the `regex` crate, whose matching time is
+/// linear in the text: a JavaScript RegExp like `^(a+)+$` backtracks for
+/// minutes on "aaaa…b" and holds the tab's script thread (issue 8 item 7).
+fn compile(pattern: &str) -> Result<Regex, ToolFailure> {
+    if pattern.len() > MAX_REGEX_LEN {
+        return Err(fail(
+            ErrorCode::InvalidArguments,
+            format!("regex: {} bytes is over the {MAX_REGEX_LEN}-byte limit", pattern.len()),
+        ));
+    }
+    RegexBuilder::new(pattern).case_insensitive(true).size_limit(1 << 20).build().map_err(|e| {
+        // The crate's message draws the pattern with a caret over lines; its last line says what is wrong.
+        let text = e.to_string();
+        let what = text.lines().last().unwrap_or(&text).trim().trim_start_matches("error: ");
+        fail(
+            ErrorCode::InvalidArguments,
+            format!("regex: {what} in {pattern:?} (Rust regex syntax: like JavaScript's, without lookaround or backreferences)"),
+        )
+    })
+}
+
+/// `page_find` in one frame. With a regex, the page hands over the text of
+/// each candidate, lumo matches it here, and the page reports the hits.
+async fn find_in(
+    live: &Live,
+    tab: &Tab,
+    child: Option<u32>,
+    query: &Value,
+    regex: Option<&Regex>,
+) -> Result<Value, ToolFailure> {
+    let Some(regex) = regex else { return lumo_call_in(live, tab, child, "find", query.clone()).await };
+    let hays = lumo_call_in(live, tab, child, "findCandidates", query.clone()).await?;
+    let matched: Vec<usize> = hays
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+        .filter(|(_, hay)| regex.is_match(hay.as_str().unwrap_or_default()))
+        .map(|(i, _)| i)
+        .collect();
+    lumo_call_in(live, tab, child, "findPick", json!({"matched": matched, "limit": query["limit"]})).await
 }
 
 /// Puts `child` (a frame's snapshot) under the line carrying `[owner]`, one level deeper.
@@ -188,7 +240,22 @@ fn nest_under(body: &str, owner: &str, child: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::nest_under;
+    use super::{compile, nest_under};
+
+    #[test]
+    fn find_regexes_match_linearly_and_bad_ones_say_why() {
+        let evil = compile("^(a+)+$").expect("compiles");
+        let hay = format!("{}b", "a".repeat(100_000));
+        let started = std::time::Instant::now();
+        assert!(!evil.is_match(&hay));
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        assert!(compile("^DELETE").expect("compiles").is_match("delete everything"));
+        let unclosed = compile("(unclosed").expect_err("invalid").message;
+        assert!(unclosed.starts_with("regex: unclosed group in \"(unclosed\""), "{unclosed}");
+        let lookahead = compile("a(?=b)").expect_err("unsupported").message;
+        assert!(lookahead.contains("look-around"), "{lookahead}");
+        assert!(compile(&"a".repeat(1001)).is_err());
+    }
 
     #[test]
     fn frame_content_goes_under_its_iframe() {

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Ctx;
-use crate::page::{check_ref, lumo_call, wait_until};
+use crate::page::{check_ref, lumo_call, lumo_call_in, ref_frame, wait_until};
 use crate::session::Live;
 use crate::tab::Tab;
 use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
@@ -185,13 +185,18 @@ async fn wait(session: Ctx, args: WaitArgs) -> ToolResult {
 
 /// Asks the page every [`POLL`] until the condition holds or the deadline passes.
 async fn poll(live: &Live, tab: &Tab, condition: &Condition, deadline: Instant) -> Result<bool, ToolFailure> {
+    // A ref of another tab (or never given out) is refused, not waited on; a frame's ref is asked there.
+    let frame = match condition {
+        Condition::Ref(r) | Condition::RefGone(r) => ref_frame(live, tab, r)?,
+        _ => None,
+    };
     loop {
         let probe = {
             // Serialise each probe with other tools, not the whole wait.
             let _busy = tab.busy.lock().await;
             match condition {
                 Condition::Text(t) | Condition::TextGone(t) => lumo_call(live, tab, "hasText", json!(t)).await,
-                Condition::Ref(r) | Condition::RefGone(r) => lumo_call(live, tab, "refState", json!(r)).await,
+                Condition::Ref(r) | Condition::RefGone(r) => lumo_call_in(live, tab, frame, "refState", json!(r)).await,
                 Condition::NetworkIdle | Condition::Time(_) => Ok(Value::Null),
             }
         };
