@@ -139,7 +139,7 @@ async fn never_issued_malformed_and_stale_refs_are_told_apart() {
     lumo.stop().await;
 }
 
-/// Not a check: how long `page_find` takes on the 6,000-element page
+/// Not a check: how long `page_find` and `page_snapshot` take on the 6,000-element page
 /// (`cargo test -p lumo-cli --test hardening_refs -- --ignored --nocapture`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement, not a check"]
@@ -166,5 +166,34 @@ async fn measure_find_on_long_list() {
         times.sort_unstable();
         eprintln!("page_find {query}: min {} ms, median {} ms", times[0], times[5]);
     }
+    let mut times = Vec::new();
+    for _ in 0..11 {
+        let started = Instant::now();
+        lumo.snapshot().await;
+        times.push(started.elapsed().as_millis());
+    }
+    times.sort_unstable();
+    eprintln!("page_snapshot: min {} ms, median {} ms", times[0], times[5]);
+    lumo.stop().await;
+}
+
+/// Issue 13 item 1 (part): text that is never rendered (inline scripts, styles,
+/// templates) stays out of the snapshot, table cells and names included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_leaves_out_script_and_style_text() {
+    let server = FixtureServer::start().await;
+    let lumo = Lumo::start().await;
+    lumo.open(&server.url("script-text.html")).await;
+    let snapshot = lumo.snapshot().await;
+    for leaked in ["google_ad_client", "CDATA", "color: red", "tracking_pixel", "template_text_never_shown"] {
+        assert!(!snapshot.contains(leaked), "{leaked:?} leaked into:\n{snapshot}");
+    }
+    for kept in
+        ["Article words first.", "Article words after.", "link \"Read more\"", "button \"Buy now\"", "with a template"]
+    {
+        assert!(snapshot.contains(kept), "{kept:?} is missing from:\n{snapshot}");
+    }
+    let found = lumo.ok("page_find", json!({"text": "Article words"})).await;
+    assert!(!found.text().contains("google_ad_client"), "{}", found.text());
     lumo.stop().await;
 }

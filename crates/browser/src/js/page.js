@@ -51,7 +51,19 @@
   // textContent, not innerText: innerText costs a layout query per call, which
   // on a 5,000-row table adds up to seconds; names rarely depend on rendering.
   function textOf(e) {
-    return squash(e.textContent || '');
+    return squash(plainText(e));
+  }
+
+  // textContent less what is never rendered: inline scripts in layout tables
+  // put ad code (`//<![CDATA[ google_ad_client = …`) into snapshots (issue 13).
+  const NEVER_RENDERED = 'script,style,template,noscript';
+  const renderedOnly = { acceptNode: (n) => (n.nodeType === 1 && SKIP.has(n.tagName) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT) };
+  function plainText(e) {
+    if (!e.querySelector || !e.querySelector(NEVER_RENDERED)) return e.textContent || '';
+    let out = '';
+    const tw = e.ownerDocument.createTreeWalker(e, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, renderedOnly);
+    for (let n = tw.nextNode(); n; n = tw.nextNode()) if (n.nodeType === 3) out += n.data;
+    return out;
   }
 
   // Rendered-ish text without innerText, which would force a layout of the
@@ -203,7 +215,7 @@
       const inner = cell.querySelectorAll('a[href],button,input,select,textarea,[role=button],[role=link],[role=checkbox],[tabindex],[onclick]');
       if (inner.length) {
         const bits = [];
-        const txt = squash(cell.textContent || '');
+        const txt = squash(plainText(cell));
         for (const e of inner) {
           const r = roleOf(e) || 'generic';
           const n = nameOf(e, r);
@@ -213,12 +225,12 @@
         }
         // The cell's own words, less what its controls already say.
         let rest = txt;
-        for (const e of inner) { const t = squash(e.textContent || ''); if (t) rest = rest.replace(t, ''); }
+        for (const e of inner) { const t = squash(plainText(e)); if (t) rest = rest.replace(t, ''); }
         rest = squash(rest);
         const own = rest ? quote(clip(rest, 80)) + ' ' : '';
         parts.push(own + bits.join(' '));
       } else {
-        parts.push(clip(squash(cell.textContent || ''), 120));
+        parts.push(clip(squash(plainText(cell)), 120));
       }
     }
     return parts.join(' | ');
