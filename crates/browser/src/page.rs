@@ -170,19 +170,25 @@ pub(crate) fn check_ref(r: &str) -> Result<(), ToolFailure> {
 /// A ref must never reach an element of a tab other than the one acted on.
 pub(crate) fn ref_frame(live: &Live, tab: &Tab, r: &str) -> Result<Option<u32>, ToolFailure> {
     let parsed = refs::check(r)?;
-    let owner = live.refs.owner(parsed, |owner| match owner {
-        Owner::Tab { target } if target == tab.target_id => None,
-        Owner::Forgotten => None,
-        Owner::Tab { target } => Some(Some(target.to_string())),
-        Owner::Never => Some(None),
+    enum Verdict {
+        Here,
+        Never,
+        Elsewhere(String),
+    }
+    let verdict = live.refs.owner(parsed, |owner| match owner {
+        Owner::Tab { target } if target == tab.target_id => Verdict::Here,
+        // Too old for the book: numbers never repeat, so another tab's finds nothing here.
+        Owner::Forgotten => Verdict::Here,
+        Owner::Tab { target } => Verdict::Elsewhere(target.to_string()),
+        Owner::Never => Verdict::Never,
     });
-    match owner {
-        None => Ok(parsed.child),
-        Some(None) => Err(fail(
+    match verdict {
+        Verdict::Here => Ok(parsed.child),
+        Verdict::Never => Err(fail(
             ErrorCode::NotFound,
             format!("{r} was never given out in this tab; take a page_snapshot (or page_find) and use a ref from it."),
         )),
-        Some(Some(target)) => {
+        Verdict::Elsewhere(target) => {
             let tabs = live.tabs();
             let index_of = |id: &str| tabs.list.iter().position(|t| t.target_id == id);
             match (index_of(&target), index_of(&tab.target_id)) {
