@@ -28,6 +28,8 @@ async fn ref_from_another_tab_is_refused_not_clicked() {
     // Every tool that takes a ref refuses it the same way, reads included.
     lumo.fails("page_snapshot", json!({"ref": a_delete}), "invalid_state").await;
     lumo.fails("page_hover", json!({"ref": a_delete}), "invalid_state").await;
+    lumo.fails("page_wait", json!({"ref_gone": a_delete, "timeout_ms": 1000}), "invalid_state").await;
+    lumo.fails("page_screenshot", json!({"ref": a_delete}), "invalid_state").await;
     assert_eq!(lumo.eval("document.body.dataset.deleted ?? 'untouched'").await.trim(), "untouched");
     assert!(lumo.snapshot().await.contains("Everything is here."), "tab B is unchanged");
     assert_ne!(a_delete, b_delete, "refs are unique across tabs:\n{b_snapshot}");
