@@ -56,8 +56,10 @@
 
   // textContent less what is never rendered: inline scripts in layout tables
   // put ad code (`//<![CDATA[ google_ad_client = …`) into snapshots (issue 13).
-  const NEVER_RENDERED = 'script,style,template,noscript';
-  const renderedOnly = { acceptNode: (n) => (n.nodeType === 1 && SKIP.has(n.tagName) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT) };
+  // Subtrees marked hidden go too, as the tree walk and accessible names leave them out.
+  const NEVER_RENDERED = 'script,style,template,noscript,[hidden],[aria-hidden=true]';
+  const unrendered = (n) => SKIP.has(n.tagName) || n.hasAttribute('hidden') || n.getAttribute('aria-hidden') === 'true';
+  const renderedOnly = { acceptNode: (n) => (n.nodeType === 1 && unrendered(n) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT) };
   function plainText(e) {
     if (!e.querySelector || !e.querySelector(NEVER_RENDERED)) return e.textContent || '';
     let out = '';
