@@ -75,13 +75,14 @@ impl Session {
         self.live.lock().await.as_ref().and_then(|l| l.browser.as_ref()).and_then(Browser::pid)
     }
 
-    /// Closes the browser (if lumo started it).
+    /// Closes the browser if lumo started it (and waits for it to exit and
+    /// its temporary profile to be removed); leaves an attached one running.
+    /// Calls still in flight fail with a lost connection.
     pub async fn shutdown(&self) {
-        if let Some(live) = self.live.lock().await.take() {
+        let live = self.live.lock().await.take();
+        if let Some(live) = live {
             live.pump.abort();
-            if let Some(live) = Arc::into_inner(live)
-                && let Some(browser) = live.browser
-            {
+            if let Some(browser) = &live.browser {
                 browser.close().await;
             }
         }
