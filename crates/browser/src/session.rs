@@ -26,6 +26,9 @@ pub enum BrowserSource {
 pub struct Session {
     source: BrowserSource,
     live: tokio::sync::Mutex<Option<Arc<Live>>>,
+    /// Set by [`Session::shutdown`]: no browser starts after it (a call still
+    /// in flight while lumo stops must not leave a new browser behind).
+    stopped: std::sync::atomic::AtomicBool,
     /// WebMCP page tools: a synchronous view of the browser and what the agent was shown.
     pub(crate) webmcp: crate::webmcp::Shared,
 }
@@ -33,13 +36,16 @@ pub struct Session {
 impl Session {
     /// A session that starts or attaches to its browser on the first tool call.
     pub fn new(source: BrowserSource) -> Self {
-        Self { source, live: tokio::sync::Mutex::new(None), webmcp: Default::default() }
+        Self { source, live: tokio::sync::Mutex::new(None), stopped: Default::default(), webmcp: Default::default() }
     }
 
     /// The running browser, started now if needed. After a crash the first
     /// call reports it and the next one starts a new browser.
     pub(crate) async fn live(&self) -> Result<Arc<Live>, ToolFailure> {
         let mut guard = self.live.lock().await;
+        if self.stopped.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(fail(ErrorCode::Unavailable, "lumo is shutting down; the browser is closed."));
+        }
         if let Some(live) = guard.as_ref() {
             if !live.cdp.is_closed() {
                 return Ok(live.clone());
@@ -79,7 +85,11 @@ impl Session {
     /// its temporary profile to be removed); leaves an attached one running.
     /// Calls still in flight fail with a lost connection.
     pub async fn shutdown(&self) {
-        let live = self.live.lock().await.take();
+        let live = {
+            let mut guard = self.live.lock().await;
+            self.stopped.store(true, std::sync::atomic::Ordering::SeqCst);
+            guard.take()
+        };
         if let Some(live) = live {
             live.pump.abort();
             if let Some(browser) = &live.browser {

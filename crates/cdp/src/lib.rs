@@ -36,3 +36,4 @@ pub use connection::{Connection, DEFAULT_CALL_TIMEOUT, Event};
 pub use endpoint::connect_endpoint;
 pub use error::CdpError;
 pub use launcher::{Browser, LaunchOptions, find_browser};
+pub use profile::sweep_stale_profiles;

@@ -16,12 +16,20 @@ pub(crate) const PREFIX: &str = "lumo-profile-";
 /// START being the process's start time (so a reused pid is not taken for it).
 pub(crate) const OWNER_FILE: &str = "lumo-owner";
 
-/// Sweeps stale profiles from the temporary folder, then makes a new profile owned by this process.
-pub(crate) fn create() -> io::Result<tempfile::TempDir> {
+/// Removes the temporary profiles (in `$TMPDIR`) left by lumo processes
+/// that are gone, e.g. killed by SIGKILL; returns how many. Launching a
+/// browser does this too.
+pub fn sweep_stale_profiles() -> usize {
     let removed = sweep_stale(&std::env::temp_dir());
     if !removed.is_empty() {
         tracing::info!(count = removed.len(), "removed temporary profiles left by lumo processes that are gone");
     }
+    removed.len()
+}
+
+/// Sweeps stale profiles from the temporary folder, then makes a new profile owned by this process.
+pub(crate) fn create() -> io::Result<tempfile::TempDir> {
+    sweep_stale_profiles();
     let dir = tempfile::Builder::new().prefix(PREFIX).tempdir()?;
     let me = std::process::id();
     let start = process_start(me).unwrap_or(0);

@@ -326,6 +326,8 @@ async fn main() -> anyhow::Result<()> {
         Command::Serve { http, token, allow_origins, allow_consequential, browser } => {
             // Listen before anything starts, so a signal never finds the default (exit at once) in place.
             let mut stop = StopSignals::listen()?;
+            // Profiles left by a lumo that was killed (its browser died with it).
+            lumo_cdp::sweep_stale_profiles();
             let (session, gate) = gate_with(&browser, allow_consequential);
             let serving = async {
                 match http {

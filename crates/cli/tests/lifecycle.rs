@@ -347,8 +347,8 @@ async fn sigkill_takes_the_browser_along_and_the_next_lumo_sweeps_the_profile() 
     assert!(profile.exists(), "a killed lumo cannot remove its profile (the next one sweeps it)");
 
     let next = StdioLumo::start(tmp.path(), &[]).await;
+    assert!(!profile.exists(), "the next lumo swept the profile of the killed one as it started");
     next.call_ok("browser_navigate", json!({"url": fixtures.url("login.html")})).await;
-    assert!(!profile.exists(), "the next lumo swept the profile of the killed one");
     assert!(foreign.is_dir() && other.is_dir(), "folders without a dead lumo's owner file are left alone");
     let (browser, profile) = {
         let profiles: Vec<PathBuf> = profiles_in(tmp.path()).into_iter().filter(|p| *p != foreign).collect();
