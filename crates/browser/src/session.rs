@@ -27,6 +27,9 @@ pub enum BrowserSource {
 pub struct Session {
     source: BrowserSource,
     live: tokio::sync::Mutex<Option<Arc<Live>>>,
+    /// Set by [`Session::shutdown`]: no browser starts after it (a call still
+    /// in flight while lumo stops must not leave a new browser behind).
+    stopped: std::sync::atomic::AtomicBool,
     /// WebMCP page tools: a synchronous view of the browser and what the agent was shown.
     pub(crate) webmcp: crate::webmcp::Shared,
     /// Element refs of every tab; kept across browser restarts so old refs never name new elements.
@@ -36,13 +39,22 @@ pub struct Session {
 impl Session {
     /// A session that starts or attaches to its browser on the first tool call.
     pub fn new(source: BrowserSource) -> Self {
-        Self { source, live: tokio::sync::Mutex::new(None), webmcp: Default::default(), refs: Default::default() }
+        Self {
+            source,
+            live: tokio::sync::Mutex::new(None),
+            stopped: Default::default(),
+            webmcp: Default::default(),
+            refs: Default::default(),
+        }
     }
 
     /// The running browser, started now if needed. After a crash the first
     /// call reports it and the next one starts a new browser.
     pub(crate) async fn live(&self) -> Result<Arc<Live>, ToolFailure> {
         let mut guard = self.live.lock().await;
+        if self.stopped.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(fail(ErrorCode::Unavailable, "lumo is shutting down; the browser is closed."));
+        }
         if let Some(live) = guard.as_ref() {
             if !live.cdp.is_closed() {
                 return Ok(live.clone());
@@ -80,13 +92,18 @@ impl Session {
         self.live.lock().await.as_ref().and_then(|l| l.browser.as_ref()).and_then(Browser::pid)
     }
 
-    /// Closes the browser (if lumo started it).
+    /// Closes the browser if lumo started it (and waits for it to exit and
+    /// its temporary profile to be removed); leaves an attached one running.
+    /// Calls still in flight fail with a lost connection.
     pub async fn shutdown(&self) {
-        if let Some(live) = self.live.lock().await.take() {
+        let live = {
+            let mut guard = self.live.lock().await;
+            self.stopped.store(true, std::sync::atomic::Ordering::SeqCst);
+            guard.take()
+        };
+        if let Some(live) = live {
             live.pump.abort();
-            if let Some(live) = Arc::into_inner(live)
-                && let Some(browser) = live.browser
-            {
+            if let Some(browser) = &live.browser {
                 browser.close().await;
             }
         }

@@ -1,24 +1,29 @@
-//! One CDP WebSocket: request ids, the pending map, the reader task, events.
+//! One CDP connection: request ids, the pending map, the reader task, events.
+//!
+//! The connection does not know how its messages travel: it runs over any
+//! stream of incoming text messages and sink of outgoing ones (see
+//! [`Connection::over`]). `websocket` carries it over a WebSocket
+//! (attach mode), `pipe` over the launched browser's
+//! `--remote-debugging-pipe` file descriptors.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 use crate::CdpError;
 
 /// How long [`Connection::call`] waits for an answer.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// A full accessibility tree or a big screenshot can be hundreds of MB; the
-/// tungstenite defaults (64 MiB message, 16 MiB frame) are too small.
-const MAX_MESSAGE: usize = 1 << 30;
+/// The largest message a carrier accepts. A full accessibility tree or a big
+/// screenshot can be hundreds of MB; the tungstenite defaults (64 MiB message,
+/// 16 MiB frame) are too small.
+pub(crate) const MAX_MESSAGE: usize = 1 << 30;
 
 /// A CDP event, with the flattened session it came from.
 #[derive(Debug, Clone)]
@@ -50,7 +55,7 @@ impl Shared {
     }
 }
 
-/// A cloneable handle to one CDP WebSocket.
+/// A cloneable handle to one CDP connection.
 #[derive(Clone)]
 pub struct Connection {
     shared: Arc<Shared>,
@@ -66,12 +71,21 @@ impl std::fmt::Debug for Connection {
 impl Connection {
     /// Opens a WebSocket to `ws_url` (a `ws://…/devtools/browser/…` address).
     pub async fn connect(ws_url: &str) -> Result<Self, CdpError> {
-        let config = WebSocketConfig::default().max_message_size(Some(MAX_MESSAGE)).max_frame_size(Some(MAX_MESSAGE));
-        let (socket, _) = tokio_tungstenite::connect_async_with_config(ws_url, Some(config), true)
-            .await
-            .map_err(|e| CdpError::Connect { endpoint: ws_url.to_string(), reason: e.to_string() })?;
-        let (mut sink, mut stream) = socket.split();
-        let (outgoing, mut outgoing_rx) = mpsc::unbounded_channel::<String>();
+        crate::websocket::connect(ws_url).await
+    }
+
+    /// Runs CDP over any carrier: `incoming` yields each message the browser
+    /// sends (an `Err` or the end of the stream means the carrier is gone);
+    /// `outgoing` takes each message to send. One task reads, one writes;
+    /// when either side ends, every pending call fails with
+    /// [`CdpError::ConnectionLost`].
+    pub fn over<I, T, O>(incoming: I, outgoing: O) -> Self
+    where
+        I: Stream<Item = Result<T, CdpError>> + Send + 'static,
+        T: AsRef<str>,
+        O: Sink<String, Error = CdpError> + Send + 'static,
+    {
+        let (outgoing_tx, mut outgoing_rx) = mpsc::unbounded_channel::<String>();
         let shared = Arc::new(Shared {
             next_id: AtomicU64::new(1),
             pending: Mutex::new(HashMap::new()),
@@ -81,8 +95,9 @@ impl Connection {
 
         let writer_shared = shared.clone();
         tokio::spawn(async move {
+            let mut sink = Box::pin(outgoing);
             while let Some(text) = outgoing_rx.recv().await {
-                if sink.send(Message::text(text)).await.is_err() {
+                if sink.send(text).await.is_err() {
                     break;
                 }
             }
@@ -92,22 +107,20 @@ impl Connection {
 
         let reader_shared = shared.clone();
         tokio::spawn(async move {
+            let mut stream = Box::pin(incoming);
             while let Some(message) = stream.next().await {
                 match message {
-                    Ok(Message::Text(text)) => dispatch(&reader_shared, text.as_str()),
-                    Ok(Message::Binary(bytes)) => {
-                        if let Ok(text) = std::str::from_utf8(&bytes) {
-                            dispatch(&reader_shared, text);
-                        }
+                    Ok(text) => dispatch(&reader_shared, text.as_ref()),
+                    Err(e) => {
+                        tracing::debug!(error = %e, "the CDP carrier failed");
+                        break;
                     }
-                    Ok(Message::Close(_)) | Err(_) => break,
-                    Ok(_) => {}
                 }
             }
             fail_all(&reader_shared);
         });
 
-        Ok(Self { shared, outgoing })
+        Self { shared, outgoing: outgoing_tx }
     }
 
     /// Sends `method` with `params`, to `session` when given, and waits up
@@ -134,7 +147,7 @@ impl Connection {
         }
         let (tx, rx) = oneshot::channel();
         self.shared.pending().insert(id, (method.to_string(), tx));
-        // The socket may have closed between the check above and the insert.
+        // The carrier may have closed between the check above and the insert.
         if self.is_closed() || self.outgoing.send(message.to_string()).is_err() {
             self.shared.pending().remove(&id);
             return Err(CdpError::ConnectionLost);
@@ -156,12 +169,12 @@ impl Connection {
         rx
     }
 
-    /// True once the socket is gone; every later call fails at once.
+    /// True once the carrier is gone; every later call fails at once.
     pub fn is_closed(&self) -> bool {
         *self.shared.closed.borrow()
     }
 
-    /// Resolves when the socket closes.
+    /// Resolves when the carrier closes.
     pub async fn closed(&self) {
         let mut rx = self.shared.closed.subscribe();
         let _ = rx.wait_for(|closed| *closed).await;

@@ -1,22 +1,32 @@
 //! Finding, starting and cleaning up Chromium.
+//!
+//! lumo talks to the browser it starts over `--remote-debugging-pipe` (see
+//! the `pipe` module): no debugging port is opened, and the browser exits
+//! when lumo does, however lumo ends.
 
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
+use command_fds::{CommandFdExt, FdMapping};
 use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 
 use crate::{CdpError, Connection};
 
-/// How long a starting browser may take to open its DevTools port.
+/// How long a starting browser may take to answer its first command.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long [`Browser::close`] lets the browser close by itself before killing
+/// it (it usually takes 0.2–0.6 s); lumo must exit well within 2 s of a signal.
+const CLOSE_GRACE: Duration = Duration::from_millis(800);
 
 /// Flags that keep a headless Chromium quiet and local (see PLATFORM-NOTES:
 /// without the networking ones it keeps trying to reach the internet).
 const BASE_FLAGS: &[&str] = &[
-    "--remote-debugging-port=0",
-    "--remote-debugging-address=127.0.0.1",
+    "--remote-debugging-pipe",
     "--no-first-run",
     "--no-default-browser-check",
     "--disable-gpu",
@@ -89,35 +99,32 @@ pub fn find_browser(explicit: Option<&Path>) -> Result<PathBuf, CdpError> {
     Err(CdpError::BrowserNotFound { tried })
 }
 
-/// A Chromium that lumo started. Dropping it kills the process and removes a temporary profile.
+/// A Chromium that lumo started. [`Browser::close`] closes it in order;
+/// dropping it kills the process and removes a temporary profile.
 #[derive(Debug)]
 pub struct Browser {
     connection: Connection,
-    child: Child,
+    child: tokio::sync::Mutex<Child>,
+    pid: Option<u32>,
     // Dropped after the child is killed (field order).
-    _profile: Option<tempfile::TempDir>,
+    profile: Mutex<Option<tempfile::TempDir>>,
     executable: PathBuf,
 }
 
 impl Browser {
-    /// Starts Chromium and connects to it.
+    /// Starts Chromium and connects to it over a pipe.
     pub async fn launch(options: LaunchOptions) -> Result<Self, CdpError> {
         let executable = find_browser(options.executable.as_deref())?;
         let launch_error = |reason: String| CdpError::Launch { path: executable.clone(), reason };
         let (profile, user_data_dir) = match &options.user_data_dir {
             Some(dir) => (None, dir.clone()),
             None => {
-                let dir = tempfile::Builder::new()
-                    .prefix("lumo-profile-")
-                    .tempdir()
-                    .map_err(|e| launch_error(format!("cannot make a profile folder: {e}")))?;
+                let dir =
+                    crate::profile::create().map_err(|e| launch_error(format!("cannot make a profile folder: {e}")))?;
                 let path = dir.path().to_path_buf();
                 (Some(dir), path)
             }
         };
-        let port_file = user_data_dir.join("DevToolsActivePort");
-        // A stale file from an earlier run of a persistent profile would point at a dead port.
-        let _ = std::fs::remove_file(&port_file);
 
         let mut command = Command::new(&executable);
         command.args(BASE_FLAGS).arg(format!("--user-data-dir={}", user_data_dir.display()));
@@ -134,23 +141,43 @@ impl Browser {
         }
         command.args(&options.extra_args).arg("about:blank");
         command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).kill_on_drop(true);
-        let mut child = command.spawn().map_err(|e| launch_error(e.to_string()))?;
 
-        let started = Instant::now();
-        let ws_url = loop {
-            if let Some(url) = read_port_file(&port_file) {
-                break url;
-            }
-            if let Ok(Some(status)) = child.try_wait() {
-                let tail = stderr_tail(&mut child).await;
-                return Err(launch_error(format!("exited with {status} during start. {tail}")));
-            }
-            if started.elapsed() > START_TIMEOUT {
-                let _ = child.start_kill();
-                return Err(launch_error(format!("no DevTools port after {START_TIMEOUT:?}")));
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        };
+        // Chromium reads commands on its fd 3 and writes on its fd 4. Our own
+        // ends are close-on-exec, so no other child keeps the pipe open.
+        let pipe_error = |e: std::io::Error| launch_error(format!("cannot make the DevTools pipe: {e}"));
+        let (browser_reads, to_browser) = std::io::pipe().map_err(pipe_error)?;
+        let (from_browser, browser_writes) = std::io::pipe().map_err(pipe_error)?;
+        command
+            .fd_mappings(vec![
+                FdMapping { parent_fd: OwnedFd::from(browser_reads), child_fd: 3 },
+                FdMapping { parent_fd: OwnedFd::from(browser_writes), child_fd: 4 },
+            ])
+            .map_err(|e| launch_error(e.to_string()))?;
+        let spawned = command.spawn();
+        // The command holds our copies of the browser's ends: close them, so
+        // that the browser's exit reads as the end of the pipe.
+        drop(command);
+        let mut child = spawned.map_err(|e| launch_error(e.to_string()))?;
+        let to_browser = pipe::Sender::from_owned_fd(OwnedFd::from(to_browser)).map_err(pipe_error)?;
+        let from_browser = pipe::Receiver::from_owned_fd(OwnedFd::from(from_browser)).map_err(pipe_error)?;
+        let connection = crate::pipe::connection(from_browser, to_browser);
+
+        // The first answer says the browser is up; a browser that fails to
+        // start closes the pipe, which ends this call at once.
+        if let Err(e) =
+            connection.call_with_timeout("Browser.getVersion", serde_json::json!({}), None, START_TIMEOUT).await
+        {
+            let _ = child.start_kill();
+            let status = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+            let tail = stderr_tail(&mut child).await;
+            let what = match status {
+                Ok(Ok(status)) if !matches!(e, CdpError::Timeout { .. }) => {
+                    format!("exited with {status} during start")
+                }
+                _ => format!("did not answer: {e}"),
+            };
+            return Err(launch_error(format!("{what}. {tail}")));
+        }
         // Drain stderr so a chatty browser never blocks on a full pipe.
         if let Some(mut stderr) = child.stderr.take() {
             tokio::spawn(async move {
@@ -158,8 +185,8 @@ impl Browser {
                 while matches!(stderr.read(&mut sink).await, Ok(n) if n > 0) {}
             });
         }
-        let connection = Connection::connect(&ws_url).await?;
-        Ok(Self { connection, child, _profile: profile, executable })
+        let pid = child.id();
+        Ok(Self { connection, child: tokio::sync::Mutex::new(child), pid, profile: Mutex::new(profile), executable })
     }
 
     /// The browser-level CDP connection.
@@ -174,27 +201,41 @@ impl Browser {
 
     /// The browser's process id.
     pub fn pid(&self) -> Option<u32> {
-        self.child.id()
+        self.pid
     }
 
-    /// Asks the browser to close, then kills it if it lingers.
-    pub async fn close(mut self) {
-        let _ = self
-            .connection
-            .call_with_timeout("Browser.close", serde_json::json!({}), None, Duration::from_secs(2))
-            .await;
-        if tokio::time::timeout(Duration::from_secs(3), self.child.wait()).await.is_err() {
-            let _ = self.child.kill().await;
+    /// Closes the browser in order: asks it to close, waits for the process
+    /// (killing it if it lingers past [`CLOSE_GRACE`]), then removes a
+    /// temporary profile. Safe to call more than once.
+    pub async fn close(&self) {
+        let mut child = self.child.lock().await;
+        if matches!(child.try_wait(), Ok(None)) {
+            let graceful = async {
+                let _ =
+                    self.connection.call_with_timeout("Browser.close", serde_json::json!({}), None, CLOSE_GRACE).await;
+                child.wait().await
+            };
+            if tokio::time::timeout(CLOSE_GRACE, graceful).await.is_err() {
+                tracing::warn!(pid = ?self.pid, "the browser did not exit within {CLOSE_GRACE:?} of Browser.close; killing it");
+                let _ = child.kill().await;
+            }
+        }
+        drop(child);
+        tracing::debug!(pid = ?self.pid, "the browser exited");
+        let profile = self.profile.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(profile) = profile {
+            let path = profile.path().to_path_buf();
+            if let Err(first) = profile.close() {
+                // A helper process of the browser may have written a last file meanwhile.
+                tracing::debug!(error = %first, "removing the temporary profile again");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                if let Err(e) = std::fs::remove_dir_all(&path) {
+                    tracing::warn!(path = %path.display(), error = %e, first = %first, "cannot remove the temporary profile");
+                }
+            }
+            tracing::debug!(path = %path.display(), "removed the temporary profile");
         }
     }
-}
-
-fn read_port_file(path: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let mut lines = text.lines();
-    let port: u16 = lines.next()?.trim().parse().ok()?;
-    let path = lines.next()?.trim();
-    path.starts_with("/devtools/browser/").then(|| format!("ws://127.0.0.1:{port}{path}"))
 }
 
 async fn stderr_tail(child: &mut Child) -> String {

@@ -266,6 +266,34 @@ async fn webmcp(command: WebmcpCommand) -> anyhow::Result<()> {
     }
 }
 
+/// SIGTERM, SIGINT and SIGHUP, caught so that lumo closes its browser before it exits.
+struct StopSignals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn listen() -> anyhow::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let listen = |kind: SignalKind| signal(kind).context("cannot listen for signals");
+        Ok(Self {
+            term: listen(SignalKind::terminate())?,
+            int: listen(SignalKind::interrupt())?,
+            hup: listen(SignalKind::hangup())?,
+        })
+    }
+
+    /// Waits for the first of them; returns its name.
+    async fn next(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.int.recv() => "SIGINT",
+            _ = self.hup.recv() => "SIGHUP",
+        }
+    }
+}
+
 fn print_output(output: lumo_host::GateOutput, json: bool) -> anyhow::Result<()> {
     if json {
         println!(
@@ -296,15 +324,36 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve { http, token, allow_origins, allow_consequential, browser } => {
+            // Listen before anything starts, so a signal never finds the default (exit at once) in place.
+            let mut stop = StopSignals::listen()?;
+            // Profiles left by a lumo that was killed (its browser died with it).
+            lumo_cdp::sweep_stale_profiles();
             let (session, gate) = gate_with(&browser, allow_consequential);
-            let served = match http {
-                Some(addr) => lumo_host::serve_http(gate, HttpOptions { addr, token, allowed_origins: allow_origins })
-                    .await
-                    .map_err(anyhow::Error::from),
-                None => lumo_host::serve_stdio(gate).await.map_err(anyhow::Error::from),
+            let serving = async {
+                match http {
+                    Some(addr) => {
+                        lumo_host::serve_http(gate, HttpOptions { addr, token, allowed_origins: allow_origins })
+                            .await
+                            .map_err(anyhow::Error::from)
+                    }
+                    None => lumo_host::serve_stdio(gate).await.map_err(anyhow::Error::from),
+                }
+            };
+            // Stop serving on a signal (stdio: also at the end of stdin), by dropping the server.
+            let served = tokio::select! {
+                served = serving => served,
+                name = stop.next() => {
+                    tracing::info!(signal = name, "stopping");
+                    Ok(())
+                }
             };
             session.shutdown().await;
-            served
+            if let Err(e) = served {
+                eprintln!("Error: {e:#}");
+                std::process::exit(1);
+            }
+            // Leave now: the runtime would otherwise wait for the thread blocked reading stdin.
+            std::process::exit(0);
         }
         Command::Tools { json } => {
             let (_, gate) =
@@ -334,15 +383,30 @@ async fn main() -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Webmcp { command } => webmcp(command).await,
+        Command::Webmcp { command } => {
+            let mut stop = StopSignals::listen()?;
+            tokio::select! {
+                done = webmcp(command) => done,
+                // Dropping `webmcp` drops its session and with it the browser; and when
+                // this process ends, so does the browser's pipe, which ends the browser.
+                name = stop.next() => bail!("stopped by {name}"),
+            }
+        }
         Command::Call { tool, args, json, allow_consequential, browser } => {
             let args: serde_json::Value =
                 serde_json::from_str(&args).with_context(|| format!("the arguments are not JSON: {args}"))?;
             if !args.is_object() {
                 bail!("the arguments must be a JSON object, like '{{\"url\": \"https://example.com\"}}'");
             }
+            let mut stop = StopSignals::listen()?;
             let (session, gate) = gate_with(&browser, allow_consequential);
-            let result = gate.call(&tool, args, tokio_util::sync::CancellationToken::new()).await;
+            let result = tokio::select! {
+                result = gate.call(&tool, args, tokio_util::sync::CancellationToken::new()) => result,
+                name = stop.next() => {
+                    session.shutdown().await;
+                    bail!("stopped by {name} before {tool} answered");
+                }
+            };
             session.shutdown().await;
             print_output(result?, json)
         }

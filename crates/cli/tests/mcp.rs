@@ -761,7 +761,7 @@ async fn browser_crash_is_reported_then_recovered() {
     let lumo = Lumo::start().await;
     assert_eq!(browser_pid(lumo.pid), None, "the browser starts on the first browser tool call");
     lumo.open(&server.url("login.html")).await;
-    let pid = browser_pid(lumo.pid).expect("a Chromium child of lumo with --remote-debugging-port=0");
+    let pid = browser_pid(lumo.pid).expect("a Chromium child of lumo with --remote-debugging-pipe");
 
     let killed = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().expect("run kill");
     assert!(killed.success(), "kill -9 {pid}");

@@ -323,7 +323,7 @@ pub(crate) fn children_of(parent: u32) -> Vec<(u32, String)> {
 
 /// The pid of the Chromium that `lumo` (pid `lumo`) started, once it runs.
 pub(crate) fn browser_pid(lumo: u32) -> Option<u32> {
-    children_of(lumo).into_iter().find(|(_, cmd)| cmd.contains("--remote-debugging-port=0")).map(|(pid, _)| pid)
+    children_of(lumo).into_iter().find(|(_, cmd)| cmd.contains("--remote-debugging-pipe")).map(|(pid, _)| pid)
 }
 
 /// A free TCP port on 127.0.0.1 (free when asked; good enough for tests).
