@@ -24,12 +24,14 @@
 
 mod action;
 mod page;
+pub mod schema;
 mod session;
 mod tab;
 mod tool;
 mod tools;
 mod webmcp;
 
+pub use schema::sanitize_page_schema;
 pub use session::{BrowserSource, Session};
 pub use tool::{Hints, Image, Tool, ToolOutput, ToolResult, ToolSpec, fail, parse_args, schema_of};
 pub use tools::builtin_tools;

@@ -46,6 +46,7 @@ struct SnapshotArgs {
     #[serde(default)]
     viewport: bool,
     /// Byte budget of the answer (default 100000).
+    #[schemars(range(min = 200, max = 2_000_000))]
     max_bytes: Option<usize>,
 }
 
@@ -116,6 +117,7 @@ struct FindArgs {
     /// JavaScript regular expression (case-insensitive) matched against the same text.
     regex: Option<String>,
     /// Most matches to return (default 20, at most 200).
+    #[schemars(range(min = 1, max = 200))]
     limit: Option<u32>,
 }
 
