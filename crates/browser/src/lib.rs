@@ -26,12 +26,14 @@
 mod action;
 mod page;
 mod refs;
+pub mod schema;
 mod session;
 mod tab;
 mod tool;
 mod tools;
 mod webmcp;
 
+pub use schema::sanitize_page_schema;
 pub use session::{BrowserSource, Session};
 pub use tool::{Hints, Image, Tool, ToolOutput, ToolResult, ToolSpec, fail, parse_args, schema_of};
 pub use tools::builtin_tools;

@@ -192,26 +192,9 @@ pub fn schema_of<A: JsonSchema>() -> Value {
         object.remove("title");
         object.entry("properties").or_insert_with(|| Value::Object(Default::default()));
     }
-    strip_formats(&mut schema);
+    // Strict validators (Ajv strict, the Inspector's --strict) must accept every schema lumo shows.
+    crate::schema::strict_own(&mut schema);
     schema
-}
-
-/// schemars adds `format: uint32` and the like, which validators and models ignore: drop them.
-fn strip_formats(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            if map
-                .get("format")
-                .and_then(Value::as_str)
-                .is_some_and(|f| f.starts_with("int") || f.starts_with("uint") || f == "double" || f == "float")
-            {
-                map.remove("format");
-            }
-            map.values_mut().for_each(strip_formats);
-        }
-        Value::Array(items) => items.iter_mut().for_each(strip_formats),
-        _ => {}
-    }
 }
 
 /// Shorthand for a failure.

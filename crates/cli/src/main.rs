@@ -11,7 +11,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use lumo_browser::{BrowserSource, Session};
 use lumo_cdp::LaunchOptions;
-use lumo_host::{Catalog, Gate, HttpOptions};
+use lumo_host::{Catalog, Gate, HttpOptions, SessionLimits};
 
 #[derive(Parser)]
 #[command(name = "lumo", version, about = "An MCP host that gives AI agents the browser.")]
@@ -33,6 +33,12 @@ enum Command {
         /// A browser origin allowed to call over HTTP (repeatable); none by default.
         #[arg(long = "allow-origin", value_name = "ORIGIN")]
         allow_origins: Vec<String>,
+        /// HTTP: most MCP sessions open at once; the next initialize gets 503.
+        #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        max_sessions: u32,
+        /// HTTP: close a session no request touched for this many seconds (default 30 minutes).
+        #[arg(long, value_name = "SECONDS", default_value_t = 1800, value_parser = clap::value_parser!(u32).range(1..=604_800))]
+        session_idle: u32,
         /// Let consequential WebMCP page tools run when the client cannot ask the user to confirm.
         #[arg(long)]
         allow_consequential: bool,
@@ -323,7 +329,7 @@ async fn main() -> anyhow::Result<()> {
         .init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { http, token, allow_origins, allow_consequential, browser } => {
+        Command::Serve { http, token, allow_origins, max_sessions, session_idle, allow_consequential, browser } => {
             // Listen before anything starts, so a signal never finds the default (exit at once) in place.
             let mut stop = StopSignals::listen()?;
             // Profiles left by a lumo that was killed (its browser died with it).
@@ -332,7 +338,11 @@ async fn main() -> anyhow::Result<()> {
             let serving = async {
                 match http {
                     Some(addr) => {
-                        lumo_host::serve_http(gate, HttpOptions { addr, token, allowed_origins: allow_origins })
+                        let limits = SessionLimits {
+                            max_sessions: max_sessions as usize,
+                            idle_timeout: std::time::Duration::from_secs(u64::from(session_idle)),
+                        };
+                        lumo_host::serve_http(gate, HttpOptions { addr, token, allowed_origins: allow_origins, limits })
                             .await
                             .map_err(anyhow::Error::from)
                     }

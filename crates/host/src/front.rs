@@ -105,8 +105,11 @@ fn elicitation_confirmer(peer: Peer<RoleServer>) -> Confirmer {
 }
 
 fn to_mcp_tool(spec: &lumo_browser::ToolSpec) -> Tool {
-    let schema = match &spec.input_schema {
-        serde_json::Value::Object(map) => map.clone(),
+    // Every schema shown must pass strict validators (Ajv strict): page schemas come as the
+    // page wrote them (regexes in `format`, `type` arrays…). The gate still validates
+    // arguments against the original.
+    let schema = match lumo_browser::sanitize_page_schema(&spec.input_schema) {
+        serde_json::Value::Object(map) => map,
         _ => serde_json::Map::new(),
     };
     let annotations = ToolAnnotations::new()
@@ -193,8 +196,9 @@ impl ServerHandler for LumoServer {
 
 /// Serves MCP on stdin/stdout until the client goes away.
 pub async fn serve_stdio(gate: Arc<Gate>) -> Result<(), std::io::Error> {
+    // lumo's own line reader: rmcp's drops a non-JSON line without the -32700 reply.
     let running = LumoServer::new(gate)
-        .serve(rmcp::transport::stdio())
+        .serve(crate::stdio::StdioTransport::new())
         .await
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     running.waiting().await.map_err(|e| std::io::Error::other(e.to_string()))?;

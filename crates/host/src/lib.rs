@@ -23,8 +23,11 @@ mod fence;
 mod front;
 mod gate;
 mod http;
+mod sessions;
+mod stdio;
 
 pub use catalog::Catalog;
 pub use front::{LumoServer, serve_stdio};
 pub use gate::{CallError, ConfirmRequest, Confirmation, Confirmer, Gate, GateOutput};
 pub use http::{HttpError, HttpOptions, serve_http};
+pub use sessions::{SessionLimits, Sessions, SessionsError};

@@ -57,6 +57,7 @@ struct ConsoleArgs {
     /// Minimum level (default: all).
     level: Option<Level>,
     /// Most messages, newest last (default 50, at most 1000).
+    #[schemars(range(min = 1, max = 1000))]
     limit: Option<usize>,
     /// Empty the log after reading.
     #[serde(default)]
@@ -174,6 +175,7 @@ struct EvaluateArgs {
     #[serde(rename = "ref")]
     target: Option<String>,
     /// Byte budget of the result (default 20000).
+    #[schemars(range(min = 100, max = 1_000_000))]
     max_bytes: Option<usize>,
 }
 

@@ -239,8 +239,10 @@ async fn wait_until_gone(live: &crate::session::Live, target: &str) {
 #[serde(deny_unknown_fields)]
 struct ResizeArgs {
     /// Width in CSS pixels (100–10000).
+    #[schemars(range(min = 100, max = 10_000))]
     width: u32,
     /// Height in CSS pixels (100–10000).
+    #[schemars(range(min = 100, max = 10_000))]
     height: u32,
 }
 

@@ -85,6 +85,7 @@ struct RequestsArgs {
     #[schemars(schema_with = "number_or_string")]
     status: Option<Value>,
     /// Most requests, newest last (default 50, at most 500).
+    #[schemars(range(min = 1, max = 500))]
     limit: Option<usize>,
 }
 
@@ -223,6 +224,7 @@ struct RequestArgs {
     #[serde(default)]
     body: bool,
     /// Byte budget of the body (default 10000).
+    #[schemars(range(min = 100, max = 1_000_000))]
     max_bytes: Option<usize>,
 }
 

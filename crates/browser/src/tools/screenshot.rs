@@ -46,8 +46,10 @@ struct ScreenshotArgs {
     /// Image format (default png).
     format: Option<Format>,
     /// JPEG quality 1–100 (default 80).
+    #[schemars(range(min = 1, max = 100))]
     quality: Option<u32>,
     /// Byte budget of the base64 image (default 1000000); larger images are shrunk.
+    #[schemars(range(min = 10_000, max = 20_000_000))]
     max_bytes: Option<usize>,
 }
 

@@ -49,6 +49,7 @@ struct SnapshotArgs {
     #[serde(default)]
     viewport: bool,
     /// Byte budget of the answer (default 100000).
+    #[schemars(range(min = 200, max = 2_000_000))]
     max_bytes: Option<usize>,
 }
 
@@ -123,6 +124,7 @@ struct FindArgs {
     /// matches in linear time: like JavaScript's, without lookaround or backreferences.
     regex: Option<String>,
     /// Most matches to return (default 20, at most 200).
+    #[schemars(range(min = 1, max = 200))]
     limit: Option<u32>,
 }
 

@@ -45,8 +45,10 @@ struct WaitArgs {
     #[serde(default)]
     network_idle: bool,
     /// Just wait this long (ms, at most 30000).
+    #[schemars(range(max = 30_000))]
     time_ms: Option<u64>,
     /// Give up after (ms, default 10000, at most 60000).
+    #[schemars(range(min = 1, max = 60_000))]
     timeout_ms: Option<u64>,
 }
 
