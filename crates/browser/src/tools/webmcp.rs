@@ -88,6 +88,7 @@ struct CallArgs {
     name: String,
     /// The tool's input, matching its inputSchema.
     #[serde(default)]
+    #[schemars(extend("type" = "object", "additionalProperties" = true))]
     input: Option<Value>,
 }
 
