@@ -13,10 +13,20 @@
 //! too long, malformed, reserved or that collides after mapping is refused
 //! visibly (first come first served across frames).
 //!
-//! Binding: every registration gets a generation that never repeats. A
-//! `webmcp_*` name the agent was shown is bound to that registration; when the
-//! page has since navigated or registered the tool again, the call fails with
-//! `stale_context` instead of running a different tool of the same name.
+//! Binding: every registration gets a generation that never repeats. Each MCP
+//! session keeps its own [`PageBindings`], filled only by listing: a `webmcp_*`
+//! name that session was shown is bound to that registration; when the page has
+//! since navigated or registered the tool again, the call fails with
+//! `stale_context` instead of running a different tool of the same name. A name
+//! the session never listed is unknown ([`Unresolved::NotListed`]).
+//!
+//! Bounds (what a page can put in front of the model): descriptions cut at
+//! [`MAX_DESCRIPTION_CHARS`], schemas up to [`MAX_SCHEMA_BYTES`], at most
+//! [`MAX_TOOLS_PER_TAB`] exposed per tab; the rest refused with the reason.
+//!
+//! A back/forward-cache restore sends the restored document's `toolsAdded`
+//! *before* its `Page.frameNavigated`: tools that arrived since the frame's
+//! `Page.frameStartedNavigating` are the restored ones and are kept.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
