@@ -36,5 +36,5 @@ mod webmcp;
 pub use schema::sanitize_page_schema;
 pub use session::{BrowserSource, Session};
 pub use tool::{Hints, Image, Tool, ToolOutput, ToolResult, ToolSpec, fail, parse_args, schema_of};
-pub use tools::builtin_tools;
-pub use webmcp::{PageTool, exposed_name, page_tool, schema_summary, unavailable_page_tool};
+pub use tools::{builtin_tools, page_tool_not_listed, webmcp_list_bound};
+pub use webmcp::{PageBindings, PageTool, Unresolved, exposed_name, page_tool, schema_summary, unavailable_page_tool};

@@ -145,7 +145,7 @@ impl Tab {
     /// network, page tools and dialogs are the tab's; its loading is not.
     pub(crate) fn on_frame_event(&self, session: &str, method: &str, params: &Value) {
         match method {
-            "Page.frameNavigated" | "Page.frameDetached" => {
+            "Page.frameNavigated" | "Page.frameDetached" | "Page.frameStartedNavigating" => {
                 self.state().webmcp.on_event(method, params);
                 self.changed.notify_waiters();
             }
@@ -181,7 +181,7 @@ impl Tab {
                         s.file_chooser = None;
                     }
                 }
-                "Page.frameDetached" => {
+                "Page.frameDetached" | "Page.frameStartedNavigating" => {
                     s.webmcp.on_event(method, params);
                 }
                 m if m.starts_with("WebMCP.") => {

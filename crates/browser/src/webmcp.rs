@@ -13,10 +13,20 @@
 //! too long, malformed, reserved or that collides after mapping is refused
 //! visibly (first come first served across frames).
 //!
-//! Binding: every registration gets a generation that never repeats. A
-//! `webmcp_*` name the agent was shown is bound to that registration; when the
-//! page has since navigated or registered the tool again, the call fails with
-//! `stale_context` instead of running a different tool of the same name.
+//! Binding: every registration gets a generation that never repeats. Each MCP
+//! session keeps its own [`PageBindings`], filled only by listing: a `webmcp_*`
+//! name that session was shown is bound to that registration; when the page has
+//! since navigated or registered the tool again, the call fails with
+//! `stale_context` instead of running a different tool of the same name. A name
+//! the session never listed is unknown ([`Unresolved::NotListed`]).
+//!
+//! Bounds (what a page can put in front of the model): descriptions cut at
+//! [`MAX_DESCRIPTION_CHARS`], schemas up to [`MAX_SCHEMA_BYTES`], at most
+//! [`MAX_TOOLS_PER_TAB`] exposed per tab; the rest refused with the reason.
+//!
+//! A back/forward-cache restore sends the restored document's `toolsAdded`
+//! *before* its `Page.frameNavigated`: tools that arrived since the frame's
+//! `Page.frameStartedNavigating` are the restored ones and are kept.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,6 +50,12 @@ const RESERVED: [&str; 2] = ["webmcp_list", "webmcp_call"];
 pub(crate) const INVOKE_TIMEOUT: Duration = Duration::from_secs(60);
 /// How many finished invocations a tab remembers (a response may arrive before its waiter looks).
 const RESPONSES_CAP: usize = 64;
+/// Longest page tool description exposed, in characters; the rest is cut visibly.
+pub(crate) const MAX_DESCRIPTION_CHARS: usize = 1000;
+/// Largest page tool input schema exposed, serialized; a bigger tool is refused.
+pub(crate) const MAX_SCHEMA_BYTES: usize = 8192;
+/// Most page tools exposed per tab (seed 000 allows a provider 64); the rest are refused.
+pub(crate) const MAX_TOOLS_PER_TAB: usize = 64;
 /// How long to wait for what a declarative (form) tool did.
 const DECLARATIVE_SETTLE: Duration = Duration::from_millis(1500);
 
@@ -68,6 +84,8 @@ pub(crate) struct Registered {
     pub(crate) backend_node_id: Option<i64>,
     /// The frame's document epoch when it registered.
     pub(crate) epoch: u64,
+    /// Order of arrival within the tab.
+    pub(crate) seq: u64,
 }
 
 /// What `toolResponded` said.
@@ -92,6 +110,10 @@ pub(crate) struct TabTools {
     pub(crate) epochs: HashMap<String, u64>,
     /// Whether any `WebMCP.*` event arrived at all.
     pub(crate) seen_events: bool,
+    /// Arrival counter for [`Registered::seq`].
+    pub(crate) next_seq: u64,
+    /// Frame id → `seq` when its latest cross-document navigation started.
+    pub(crate) navigation_started: HashMap<String, u64>,
 }
 
 impl TabTools {
@@ -107,19 +129,35 @@ impl TabTools {
                 for tool in params["tools"].as_array().into_iter().flatten() {
                     let name = text(&tool["name"]);
                     let frame_id = text(&tool["frameId"]);
+                    let description = text(&tool["description"]);
+                    let input_schema = tool.get("inputSchema").cloned().unwrap_or(Value::Null);
+                    let annotations = tool.get("annotations").cloned().unwrap_or(Value::Null);
+                    let backend_node_id = tool["backendNodeId"].as_i64();
                     // `WebMCP.enable` replays the registered tools: keep the first copy.
-                    if self.tools.iter().any(|t| t.name == name && t.frame_id == frame_id) {
+                    let same = |t: &Registered| t.name == name && t.frame_id == frame_id;
+                    if self.tools.iter().any(|t| {
+                        same(t)
+                            && t.description == description
+                            && t.input_schema == input_schema
+                            && t.annotations == annotations
+                            && t.backend_node_id == backend_node_id
+                    }) {
                         continue;
                     }
+                    // A different tool of the same name in the frame can only be another
+                    // document's (a page cannot register a name twice): the new one wins.
+                    self.tools.retain(|t| !same(t));
                     let epoch = self.epoch(&frame_id);
+                    self.next_seq += 1;
                     self.tools.push(Registered {
                         name,
-                        description: text(&tool["description"]),
-                        input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
-                        annotations: tool.get("annotations").cloned().unwrap_or(Value::Null),
+                        description,
+                        input_schema,
+                        annotations,
                         frame_id,
-                        backend_node_id: tool["backendNodeId"].as_i64(),
+                        backend_node_id,
                         epoch,
+                        seq: self.next_seq,
                     });
                 }
                 true
@@ -151,12 +189,29 @@ impl TabTools {
                 self.seen_events = true;
                 false
             }
+            "Page.frameStartedNavigating" => {
+                let kind = params["navigationType"].as_str().unwrap_or_default();
+                if !kind.contains("ameDocument") {
+                    self.navigation_started.insert(text(&params["frameId"]), self.next_seq);
+                }
+                false
+            }
             "Page.frameNavigated" => {
                 let frame = &params["frame"];
                 let id = text(&frame["id"]);
                 // No toolsRemoved comes for the old document: its tools are gone.
+                // A back/forward-cache restore is different: Chromium sends the restored
+                // document's tools (toolsAdded) *before* this event, so keep the tools that
+                // arrived since the navigation started (issue 8 item 10).
+                let started = self.navigation_started.remove(&id);
+                let keep_after = match (params["type"].as_str(), started) {
+                    (Some("BackForwardCacheRestore"), Some(seq)) => seq,
+                    // Restored without a start marker: keeping beats dropping (calls are still bound).
+                    (Some("BackForwardCacheRestore"), None) => 0,
+                    _ => u64::MAX,
+                };
                 let before = self.tools.len();
-                self.tools.retain(|t| t.frame_id != id);
+                self.tools.retain(|t| t.frame_id != id || t.seq > keep_after);
                 self.epochs.insert(id.clone(), EPOCH.fetch_add(1, Ordering::Relaxed));
                 self.frames.insert(id, text(&frame["url"]));
                 before != self.tools.len()
@@ -312,7 +367,23 @@ fn flag(annotations: &Value, key: &str) -> bool {
     annotations[key].as_bool().unwrap_or(false)
 }
 
+/// A page's description, cut to [`MAX_DESCRIPTION_CHARS`] with a visible marker.
+fn bounded_description(text: &str) -> String {
+    let count = text.chars().count();
+    if count <= MAX_DESCRIPTION_CHARS {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(MAX_DESCRIPTION_CHARS).collect();
+    format!(
+        "{kept} [… cut by lumo: the page's description has {count} characters; the first {MAX_DESCRIPTION_CHARS} are shown]"
+    )
+}
+
 /// The page tools of one tab, mapped to exposed names in registration order.
+///
+/// Bounded (issue 8 item 3): descriptions are cut at [`MAX_DESCRIPTION_CHARS`],
+/// a tool whose schema is over [`MAX_SCHEMA_BYTES`] is refused, and at most
+/// [`MAX_TOOLS_PER_TAB`] are exposed; every refusal says why.
 pub(crate) fn tab_tools(tab: &Tab) -> Vec<PageTool> {
     let s = tab.state();
     let mut taken: HashMap<String, (String, String)> = HashMap::new();
@@ -320,15 +391,6 @@ pub(crate) fn tab_tools(tab: &Tab) -> Vec<PageTool> {
     for t in &s.webmcp.tools {
         let frame_url = s.webmcp.frames.get(&t.frame_id).cloned().unwrap_or_default();
         let origin = origin_of(&frame_url);
-        let exposed = exposed_name(&t.name).and_then(|exposed| match taken.get(&exposed) {
-            Some((first, first_origin)) => {
-                Err(format!("{exposed} is already taken by {first:?} from {first_origin} (first come first served)"))
-            }
-            None => {
-                taken.insert(exposed.clone(), (t.name.clone(), origin.clone()));
-                Ok(exposed)
-            }
-        });
         let mut input_schema = match &t.input_schema {
             Value::Object(_) => t.input_schema.clone(),
             _ => json!({"type": "object", "properties": {}}),
@@ -338,10 +400,39 @@ pub(crate) fn tab_tools(tab: &Tab) -> Vec<PageTool> {
         {
             map.insert("type".into(), json!("object"));
         }
+        // Hook: helper `host` adds a sanitizer for schemas strict validators reject
+        // (unknown `format` values); page schemas pass through it where lumo exposes them.
+        let schema_bytes = input_schema.to_string().len();
+        let exposed = exposed_name(&t.name)
+            .and_then(|exposed| match taken.get(&exposed) {
+                Some((first, first_origin)) => Err(format!(
+                    "{exposed} is already taken by {:?} from {first_origin} (first come first served)",
+                    clip(first, 80)
+                )),
+                None => Ok(exposed),
+            })
+            .and_then(|exposed| {
+                if schema_bytes > MAX_SCHEMA_BYTES {
+                    Err(format!(
+                        "its inputSchema is {schema_bytes} bytes serialized; lumo exposes page tools with schemas up to {MAX_SCHEMA_BYTES} bytes"
+                    ))
+                } else if taken.len() >= MAX_TOOLS_PER_TAB {
+                    Err(format!(
+                        "the tab already exposes {MAX_TOOLS_PER_TAB} page tools, lumo's limit per tab (first come first served)"
+                    ))
+                } else {
+                    taken.insert(exposed.clone(), (t.name.clone(), origin.clone()));
+                    Ok(exposed)
+                }
+            });
+        if schema_bytes > MAX_SCHEMA_BYTES {
+            // Not exposed: keep the oversized schema out of every listing.
+            input_schema = json!({"type": "object", "properties": {}});
+        }
         out.push(PageTool {
             name: t.name.clone(),
             exposed,
-            description: t.description.clone(),
+            description: bounded_description(&t.description),
             input_schema,
             read_only: flag(&t.annotations, "readOnly"),
             consequential: flag(&t.annotations, "consequential"),
@@ -358,13 +449,10 @@ pub(crate) fn tab_tools(tab: &Tab) -> Vec<PageTool> {
     out
 }
 
-/// Session-wide WebMCP state: a synchronous view of the running browser and
-/// the registrations the agent was last shown.
+/// Session-wide WebMCP state: a synchronous view of the running browser.
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
     live: Mutex<Weak<Live>>,
-    /// Exposed name → (tab, generation) as last listed to the agent.
-    shown: Mutex<HashMap<String, (String, u64)>>,
 }
 
 impl Shared {
@@ -381,6 +469,50 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The page tools one MCP session was shown, by exposed name.
+///
+/// Each session (each stdio connection, each Streamable HTTP session) has its
+/// own: a call binds only to what *that* session listed, and only listing
+/// (`tools/list`, `webmcp_list`) fills it; looking a tool up never does.
+#[derive(Debug, Default)]
+pub struct PageBindings {
+    shown: Mutex<HashMap<String, PageTool>>,
+}
+
+impl PageBindings {
+    /// An empty table: nothing listed yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records that the session was shown `tools`: later calls of these names
+    /// bind to exactly these registrations. Replaces what was shown before.
+    pub fn bind(&self, tools: &[PageTool]) {
+        let mut shown = lock(&self.shown);
+        shown.clear();
+        for t in tools {
+            if let Ok(exposed) = &t.exposed {
+                shown.insert(exposed.clone(), t.clone());
+            }
+        }
+    }
+
+    /// The registration an exposed name was bound to when the session listed it.
+    pub fn get(&self, exposed: &str) -> Option<PageTool> {
+        lock(&self.shown).get(exposed).cloned()
+    }
+}
+
+/// Why a page tool name does not resolve for a session.
+#[derive(Debug, Clone)]
+pub enum Unresolved {
+    /// The session was never shown a page tool of that name: an unknown tool.
+    NotListed,
+    /// It was shown, but that registration is gone or was replaced (`stale_context`),
+    /// or the tool is refused (`forbidden`).
+    Failed(ToolFailure),
+}
+
 impl Session {
     /// The page tools of the selected tab (exposed or refused), in registration
     /// order. Empty when no browser runs yet.
@@ -389,50 +521,43 @@ impl Session {
         tab_tools(&tab)
     }
 
-    /// Records that the agent was shown these tools: a later call of one of
-    /// these names binds to exactly these registrations.
-    pub fn mark_page_tools_shown(&self, tools: &[PageTool]) {
-        let mut shown = lock(&self.webmcp.shown);
-        shown.clear();
-        for t in tools {
-            if let Ok(exposed) = &t.exposed {
-                shown.insert(exposed.clone(), (t.target_id.clone(), t.generation));
-            }
-        }
-    }
-
-    /// The page tool an exposed name (or a page tool name) refers to now.
+    /// The page tool a name refers to for a session that was shown `bindings`.
     ///
-    /// `stale_context` when the agent was shown a registration that is gone
-    /// or was replaced (navigation, re-registration, another tab selected).
-    pub fn resolve_page_tool(&self, name: &str) -> Result<PageTool, ToolFailure> {
-        let tools = self.page_tools();
+    /// `name` is an exposed name (`webmcp_…`) or the name the page registered.
+    /// A name the session never listed is [`Unresolved::NotListed`]; one it
+    /// listed whose registration is gone or was replaced (navigation,
+    /// re-registration, another tab selected) fails with `stale_context`.
+    pub fn resolve_page_tool(&self, name: &str, bindings: &PageBindings) -> Result<PageTool, Unresolved> {
         let exposed =
             if name.starts_with(PREFIX) { name.to_string() } else { format!("{PREFIX}{}", name.replace('.', "_")) };
-        let current = tools
-            .iter()
-            .find(|t| t.exposed.as_deref() == Ok(exposed.as_str()))
-            .or_else(|| tools.iter().find(|t| t.name == name && t.exposed.is_ok()));
-        let shown = lock(&self.webmcp.shown).get(&exposed).cloned();
-        match (current, shown) {
-            (Some(t), Some((target, generation))) if t.target_id == target && t.generation == generation => {
-                Ok(t.clone())
+        let tools = self.page_tools();
+        let Some(bound) = bindings.get(&exposed) else {
+            // Refused tools are never listed as callable: say why rather than "unknown".
+            let exposed_now = tools.iter().any(|t| t.exposed.as_deref() == Ok(exposed.as_str()));
+            if !exposed_now
+                && let Some(refused) = tools
+                    .iter()
+                    .find(|t| t.exposed.is_err() && (t.name == name || format!("{PREFIX}{}", t.name) == name))
+            {
+                let reason = refused.exposed.clone().err().unwrap_or_default();
+                return Err(Unresolved::Failed(fail(
+                    ErrorCode::Forbidden,
+                    format!("page tool {:?} is not exposed: {reason}", clip(&refused.name, 80)),
+                )));
             }
-            (Some(_), Some(_)) => {
-                Err(stale(&exposed, "the page registered it again, navigated or another tab is selected"))
-            }
-            (Some(t), None) => Ok(t.clone()),
-            (None, Some(_)) => Err(stale(&exposed, "the page no longer offers it (it navigated or unregistered it)")),
-            (None, None) => {
-                if let Some(refused) = tools.iter().find(|t| t.name == name || format!("{PREFIX}{}", t.name) == name) {
-                    let reason = refused.exposed.clone().err().unwrap_or_default();
-                    return Err(fail(
-                        ErrorCode::Forbidden,
-                        format!("page tool {:?} is not exposed: {reason}", refused.name),
-                    ));
-                }
-                Err(stale(&exposed, "the selected tab has no page tool of that name"))
-            }
+            return Err(Unresolved::NotListed);
+        };
+        let current = tools.iter().find(|t| t.exposed.as_deref() == Ok(exposed.as_str()));
+        match current {
+            Some(t) if t.target_id == bound.target_id && t.generation == bound.generation => Ok(t.clone()),
+            Some(_) => Err(Unresolved::Failed(stale(
+                &exposed,
+                "the page registered it again, navigated or another tab is selected",
+            ))),
+            None => Err(Unresolved::Failed(stale(
+                &exposed,
+                "the page no longer offers it (it navigated or unregistered it)",
+            ))),
         }
     }
 
@@ -558,6 +683,8 @@ async fn invoke_with_timeout(session: &Session, bound: &PageTool, input: Value, 
         let s = tab.state();
         (s.url.clone(), s.title.clone(), s.navigations)
     };
+    let title_before =
+        if bound.declarative { document_title(&live, &tab).await.unwrap_or(title_before) } else { title_before };
     let frame_session = tab.session_for_frame(&bound.frame_id);
     let started = live
         .call_in(
@@ -621,7 +748,7 @@ async fn invoke_with_timeout(session: &Session, bound: &PageTool, input: Value, 
     let Some(response) = response else {
         if bound.declarative {
             guard.armed = false;
-            return Ok(declarative_report(&tab, bound, &url_before, &title_before, navigations_before).await);
+            return Ok(declarative_report(&live, &tab, bound, &url_before, &title_before, navigations_before).await);
         }
         // The guard cancels the invocation in the page.
         return Err(fail(
@@ -650,7 +777,11 @@ async fn invoke_with_timeout(session: &Session, bound: &PageTool, input: Value, 
                 ))
                 .with_structured(json!({"ok": true, "navigated": true, "urlBefore": url_before, "url": url, "title": title})));
             }
-            Ok(completed(bound, output))
+            let mut out = completed(bound, output);
+            // A tool may move the page as it answers: say so, as actions do.
+            crate::action::settle(&tab, navigations_before, crate::action::Reach::MayNavigate).await;
+            note_move(&tab, &mut out, &url_before, navigations_before);
+            Ok(out)
         }
         "Canceled" => Err(fail(ErrorCode::Cancelled, format!("page tool {:?} was cancelled", bound.name))),
         _ => {
@@ -671,7 +802,7 @@ async fn invoke_with_timeout(session: &Session, bound: &PageTool, input: Value, 
     }
 }
 
-fn clip(text: &str, max: usize) -> String {
+pub(crate) fn clip(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
@@ -682,29 +813,160 @@ fn clip(text: &str, max: usize) -> String {
     format!("{}…", &text[..cut])
 }
 
-/// Shapes a completed answer: structured output plus its compact JSON as page content.
+/// Most images a page tool's MCP-shaped answer may carry.
+const MAX_IMAGES: usize = 8;
+/// Largest image (base64 characters) taken from a page tool's answer.
+const MAX_IMAGE_BASE64: usize = 8 * 1024 * 1024;
+/// Longest page text taken from one answer (the gate's budget cuts the rest of the answer).
+const MAX_PAGE_TEXT: usize = 200_000;
+
+/// Shapes a completed answer.
+///
+/// Three shapes are seen in the wild (PLATFORM-NOTES): MCP's own
+/// `{content:[…], isError?, structuredContent?}` (`@mcp-b/global`), which is
+/// unwrapped (text as page text, images as images); a plain object that reports
+/// a failure (`{ok:false, …}` or `{isError:true, …}`), which becomes a failure
+/// (`isError`) with the page's words fenced; anything else, which is the answer.
 fn completed(bound: &PageTool, output: Value) -> ToolOutput {
     // `executeTool` results may come as a JSON string: read it when it parses.
     let output = match output {
         Value::String(s) => serde_json::from_str::<Value>(&s).unwrap_or(Value::String(s)),
         other => other,
     };
+    if let Some(out) = mcp_shaped(bound, &output) {
+        return out;
+    }
     let compact = output.to_string();
+    let business_error = output["isError"].as_bool() == Some(true) || output["ok"].as_bool() == Some(false);
+    if business_error {
+        return ToolOutput::page_failure(
+            fail(
+                ErrorCode::OperationFailed,
+                format!(
+                    "page tool {:?} from {} reported a failure; its code and message are in the page's answer below",
+                    bound.name, bound.origin
+                ),
+            ),
+            clip(&compact, MAX_PAGE_TEXT),
+        )
+        .with_structured(json!({"pageError": page_error(&output), "output": output}));
+    }
     let structured = match &output {
         Value::Object(_) => output.clone(),
         _ => json!({"result": output}),
     };
-    let business_error = output["isError"].as_bool() == Some(true) || output["ok"].as_bool() == Some(false);
-    let mut text = format!("Page tool {:?} from {} answered", bound.name, bound.origin);
-    if business_error {
-        text.push_str(" (its output reports a failure)");
+    ToolOutput::text(format!("Page tool {:?} from {} answered:", bound.name, bound.origin))
+        .with_page_text(clip(&compact, MAX_PAGE_TEXT))
+        .with_structured(structured)
+}
+
+/// `{code, message}` of a page-reported failure, from the usual places.
+fn page_error(output: &Value) -> Value {
+    let error = &output["error"];
+    let code = error["code"].as_str().or(output["code"].as_str());
+    let message = error["message"].as_str().or(error.as_str()).or(output["message"].as_str());
+    json!({"code": code, "message": message.map(|m| clip(m, 2000))})
+}
+
+/// Unwraps an answer in MCP's own result shape, or `None` when it is not one.
+fn mcp_shaped(bound: &PageTool, output: &Value) -> Option<ToolOutput> {
+    let map = output.as_object()?;
+    let blocks = map.get("content")?.as_array()?;
+    let known = ["content", "isError", "structuredContent", "_meta"];
+    if !map.keys().all(|k| known.contains(&k.as_str()))
+        || !blocks.iter().all(|b| b["type"].is_string())
+        || map.get("isError").is_some_and(|e| !e.is_boolean())
+    {
+        return None;
     }
-    text.push(':');
-    ToolOutput::text(text).with_page_text(compact).with_structured(structured)
+    let mut texts = Vec::new();
+    let mut images = Vec::new();
+    let mut dropped = 0usize;
+    for block in blocks {
+        match block["type"].as_str() {
+            Some("text") => texts.push(block["text"].as_str().unwrap_or_default().to_string()),
+            Some("image") => {
+                let (data, mime) =
+                    (block["data"].as_str().unwrap_or_default(), block["mimeType"].as_str().unwrap_or_default());
+                let base64ish =
+                    data.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'\n' | b'\r'));
+                if mime.starts_with("image/")
+                    && !data.is_empty()
+                    && base64ish
+                    && data.len() <= MAX_IMAGE_BASE64
+                    && images.len() < MAX_IMAGES
+                {
+                    images.push(crate::tool::Image { mime: mime.to_string(), data: data.replace(['\n', '\r'], "") });
+                } else {
+                    dropped += 1;
+                }
+            }
+            // Audio, resources, links: shown as their JSON, as the page's words.
+            _ => texts.push(block.to_string()),
+        }
+    }
+    let mut page_text = clip(&texts.join("\n"), MAX_PAGE_TEXT);
+    if dropped > 0 {
+        page_text.push_str(&format!("\n[{dropped} image block(s) dropped by lumo: not image/* base64, over {MAX_IMAGE_BASE64} characters, or over {MAX_IMAGES} images]"));
+    }
+    let structured = map.get("structuredContent").filter(|v| v.is_object()).cloned();
+    let mut out = if map.get("isError").and_then(Value::as_bool) == Some(true) {
+        let mut out = ToolOutput::page_failure(
+            fail(
+                ErrorCode::OperationFailed,
+                format!(
+                    "page tool {:?} from {} reported a failure (isError); the page's words follow",
+                    bound.name, bound.origin
+                ),
+            ),
+            page_text,
+        );
+        out.structured = structured.map(|s| json!({"output": s}));
+        out
+    } else {
+        let mut out = ToolOutput::text(format!("Page tool {:?} from {} answered:", bound.name, bound.origin));
+        if !page_text.is_empty() {
+            out.page_text = Some(page_text);
+        }
+        out.structured = structured;
+        out
+    };
+    out.images = images;
+    Some(out)
+}
+
+/// Appends to an answer that the page moved while the tool ran (a navigation or a URL change).
+fn note_move(tab: &Tab, out: &mut ToolOutput, url_before: &str, navigations: u64) {
+    let s = tab.state();
+    let note = if s.navigations != navigations {
+        format!(
+            "\nThe page navigated from {url_before} to {}; its page tools may have changed: list them again (tools/list or webmcp_list).",
+            s.url
+        )
+    } else if s.url != url_before {
+        format!("\nURL is now {} (was {url_before}).", s.url)
+    } else {
+        return;
+    };
+    match out.failure.as_mut() {
+        Some(failure) => failure.message.push_str(&note),
+        None => out.text.push_str(&note),
+    }
+}
+
+/// The main frame's `document.title` (the target's title is a URL-shaped
+/// placeholder until the page sets one, and for form tool results).
+async fn document_title(live: &Live, tab: &Tab) -> Option<String> {
+    let result = live
+        .call(tab, "Runtime.evaluate", json!({"expression": "document.title", "returnByValue": true}))
+        .await
+        .ok()?;
+    result["result"]["value"].as_str().map(|t| clip(t, 300))
 }
 
 /// What a declarative (form) tool did: Chromium sends no `toolResponded` for them.
 async fn declarative_report(
+    live: &Live,
     tab: &Tab,
     bound: &PageTool,
     url_before: &str,
@@ -712,30 +974,35 @@ async fn declarative_report(
     navigations: u64,
 ) -> ToolOutput {
     // A submission that navigates takes a moment more to land.
-    crate::page::wait_until(tab, Duration::from_secs(3), |s| s.navigations == navigations || !s.loading).await;
-    let s = tab.state();
-    let navigated = s.navigations != navigations || s.url != url_before;
+    if crate::page::wait_until(tab, Duration::from_millis(300), |s| s.loading || s.navigations != navigations).await {
+        crate::page::wait_until(tab, Duration::from_secs(5), |s| s.navigations != navigations && !s.loading).await;
+    }
+    let (url, navigated) = {
+        let s = tab.state();
+        (s.url.clone(), s.navigations != navigations || s.url != url_before)
+    };
+    // Chromium's own title for the result is a URL-shaped placeholder: read the document's.
+    let title = document_title(live, tab).await.unwrap_or_default();
     let text = if navigated {
         format!(
-            "Form tool {:?} filled and submitted the form; the page went from {url_before} to {} (title {:?}). The page sends no result for form tools: read the page to see the outcome.",
-            bound.name, s.url, s.title
+            "Form tool {:?} filled and submitted the form; the page went from {url_before} to {url}. The page sends no result for form tools: read the page to see the outcome.",
+            bound.name
         )
     } else {
         format!(
-            "Form tool {:?} filled the form; the page stayed at {} (title {:?}{}). The page sends no result for form tools: read the page (page_snapshot) to see what changed, and submit it yourself if it was only filled.",
+            "Form tool {:?} filled the form; the page stayed at {url}{}. The page sends no result for form tools: read the page (page_snapshot) to see what changed, and submit it yourself if it was only filled.",
             bound.name,
-            s.url,
-            s.title,
-            if s.title != title_before { ", changed" } else { "" }
+            if title != title_before { " (its title changed)" } else { "" }
         )
     };
-    ToolOutput::text(text).with_structured(json!({
+    // The title is the page's words.
+    ToolOutput::text(text).with_page_text(format!("title: {title}")).with_structured(json!({
         "ok": true,
         "declarative": true,
         "navigated": navigated,
         "urlBefore": url_before,
-        "url": s.url,
-        "title": s.title,
+        "url": url,
+        "title": title,
     }))
 }
 
@@ -767,6 +1034,38 @@ mod tests {
         assert_eq!(t.tools.len(), 1);
         t.on_event("Page.frameDetached", &json!({"frameId": "G"}));
         assert!(t.tools.is_empty());
+    }
+
+    #[test]
+    fn a_back_forward_cache_restore_keeps_the_restored_tools() {
+        let mut t = TabTools::default();
+        let add = |t: &mut TabTools, name: &str| {
+            t.on_event("WebMCP.toolsAdded", &json!({"tools": [{"name": name, "frameId": "F", "description": name}]}))
+        };
+        let navigated = |kind: &str| json!({"frame": {"id": "F", "url": "http://127.0.0.1:1/x"}, "type": kind});
+        t.on_event("Page.frameStartedNavigating", &json!({"frameId": "F", "navigationType": "differentDocument"}));
+        t.on_event("Page.frameNavigated", &navigated("Navigation"));
+        add(&mut t, "alpha");
+        t.on_event("Page.frameStartedNavigating", &json!({"frameId": "F", "navigationType": "differentDocument"}));
+        t.on_event("Page.frameNavigated", &navigated("Navigation"));
+        add(&mut t, "beta");
+        // Back: the restored document's tools come first, then frameNavigated.
+        t.on_event(
+            "Page.frameStartedNavigating",
+            &json!({"frameId": "F", "navigationType": "historyDifferentDocument"}),
+        );
+        add(&mut t, "alpha");
+        t.on_event("Page.frameNavigated", &navigated("BackForwardCacheRestore"));
+        let names: Vec<&str> = t.tools.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["alpha"]);
+    }
+
+    #[test]
+    fn descriptions_are_cut_visibly() {
+        assert_eq!(bounded_description("short"), "short");
+        let cut = bounded_description(&"é".repeat(5000));
+        assert!(cut.starts_with(&"é".repeat(MAX_DESCRIPTION_CHARS)));
+        assert!(cut.contains("cut by lumo") && cut.contains("5000"), "{cut}");
     }
 
     #[test]

@@ -75,9 +75,34 @@ async fn eval(session: &Arc<Session>, expression: &str) -> Value {
     serde_json::from_str(&body).unwrap_or(Value::String(body))
 }
 
-/// Calls a page tool by its exposed or page name, as the catalog would.
+/// The page tool bindings of a session's (one) agent.
+fn bindings(session: &Arc<Session>) -> Arc<lumo_browser::PageBindings> {
+    static ALL: std::sync::LazyLock<
+        std::sync::Mutex<std::collections::HashMap<usize, Arc<lumo_browser::PageBindings>>>,
+    > = std::sync::LazyLock::new(Default::default);
+    ALL.lock().unwrap().entry(Arc::as_ptr(session) as usize).or_default().clone()
+}
+
+/// The agent is shown the tools (tools/list or webmcp_list).
+fn list(session: &Arc<Session>) {
+    bindings(session).bind(&session.page_tools());
+}
+
+/// Calls a page tool by its exposed or page name, as the catalog would
+/// (listing the tools first when the agent never saw that name).
 async fn call(session: &Arc<Session>, name: &str, input: Value) -> ToolResult {
-    let tool = session.resolve_page_tool(name)?;
+    let resolved = match session.resolve_page_tool(name, &bindings(session)) {
+        Err(lumo_browser::Unresolved::NotListed) => {
+            list(session);
+            session.resolve_page_tool(name, &bindings(session))
+        }
+        other => other,
+    };
+    let tool = match resolved {
+        Ok(tool) => tool,
+        Err(lumo_browser::Unresolved::Failed(failure)) => return Err(failure),
+        Err(lumo_browser::Unresolved::NotListed) => panic!("no page tool {name}"),
+    };
     page_tool(&tool).call(session.clone(), input).await
 }
 
@@ -157,9 +182,10 @@ async fn invocation_results_errors_and_big_outputs() {
     let out = call(&session, "webmcp_big", json!({"n": 20000})).await.unwrap();
     assert_eq!(out.structured.unwrap()["rows"].as_array().unwrap().len(), 20000);
 
-    // webmcp_call reaches the same tools.
-    let out = builtin(&session, "webmcp_call", json!({"name": "echo", "input": {"text": "x"}})).await.unwrap();
-    assert_eq!(out.structured, Some(json!({"echo": "x"})));
+    // webmcp_call runs only what the calling session listed: the host routes it with that
+    // session's bindings; on its own it has none.
+    let err = builtin(&session, "webmcp_call", json!({"name": "echo", "input": {"text": "x"}})).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::NotFound, "{}", err.message);
     session.shutdown().await;
 }
 
@@ -189,7 +215,7 @@ async fn navigation_and_stale_context() {
     let session = session_with(vec![]);
     open(&session, &format!("{base}/basic.html"), 9).await;
     // The agent is shown the tools (tools/list or webmcp_list).
-    session.mark_page_tools_shown(&session.page_tools());
+    list(&session);
 
     // A tool that navigates: the answer says so.
     let out = call(&session, "webmcp_go_away", json!({})).await.unwrap();
@@ -207,12 +233,12 @@ async fn navigation_and_stale_context() {
     assert_eq!(err.code, ErrorCode::StaleContext, "{}", err.message);
 
     // Listed again: the new echo runs.
-    session.mark_page_tools_shown(&session.page_tools());
+    list(&session);
     let out = call(&session, "webmcp_echo", json!({"text": "x"})).await.unwrap();
     assert_eq!(out.structured, Some(json!({"other": "x"})));
 
     // A handle bound before a reload is stale after it, even with the same name.
-    let bound = session.resolve_page_tool("webmcp_echo").unwrap();
+    let bound = session.resolve_page_tool("webmcp_echo", &bindings(&session)).unwrap();
     builtin(&session, "browser_navigate", json!({"go": "reload"})).await.unwrap();
     assert!(wait_for(&session, |t| t.len() == 1).await);
     let err = page_tool(&bound).call(session.clone(), json!({"text": "x"})).await.unwrap_err();

@@ -154,37 +154,106 @@ fn gate_with(browser: &BrowserArgs, allow_consequential: bool) -> (Arc<Session>,
     (session.clone(), Arc::new(Gate::new(Catalog::builtin(session)).allow_consequential(allow_consequential)))
 }
 
-/// Why a page has no usable WebMCP, or None when its tools are there.
+/// How long the page's tool set must stay unchanged before `lumo webmcp list`
+/// takes it as complete (apps register over a second or more after load).
+const QUIET: std::time::Duration = std::time::Duration::from_millis(1000);
+
+/// Why the page's tools could not be read.
+enum NotReady {
+    /// No usable WebMCP at all (no browser support, not a secure context, did not open).
+    Unsupported(String),
+    /// WebMCP works but the page registered fewer tools than expected in time.
+    TooFew(String),
+}
+
+/// Opens `url` and waits until the page registered `want` tools (at least one)
+/// and then changed none for [`QUIET`], or `wait` passes. With `tool` it waits
+/// for that tool instead (then briefly for the set to settle).
 async fn open_for_webmcp(
     gate: &Gate,
     session: &Session,
     url: &str,
     want: usize,
+    tool: Option<&str>,
     wait: std::time::Duration,
-) -> anyhow::Result<Result<usize, String>> {
+) -> anyhow::Result<Result<usize, NotReady>> {
+    let deadline = tokio::time::Instant::now() + wait;
     let opened = gate
         .call("browser_navigate", serde_json::json!({"url": url}), tokio_util::sync::CancellationToken::new())
         .await?;
     if opened.is_error {
-        return Ok(Err(format!("could not open {url}: {}", opened.text)));
+        return Ok(Err(NotReady::Unsupported(format!("could not open {url}: {}", opened.text))));
     }
     let available = session.webmcp_available().await.map_err(|e| anyhow::anyhow!(e.message))?;
     if !available {
-        return Ok(Err(format!(
+        return Ok(Err(NotReady::Unsupported(format!(
             "the page has no document.modelContext: this browser has no WebMCP (it needs Chromium with --enable-features=WebMCP), or {url} is not a secure context (https, http://localhost, http://127.0.0.1)"
-        )));
+        ))));
     }
-    let count = session.wait_for_page_tools(want, wait).await.map_err(|e| anyhow::anyhow!(e.message))?;
-    if count < want.max(1) {
-        return Ok(Err(format!(
-            "document.modelContext exists but the page registered {count} tool(s) within {}s (wanted {})",
-            wait.as_secs(),
-            want.max(1)
-        )));
+    let want = want.max(1);
+    let quiet = if tool.is_some() { std::time::Duration::from_millis(300) } else { QUIET };
+    let fingerprint = |tools: &[lumo_browser::PageTool]| tools.iter().map(|t| t.generation).collect::<Vec<_>>();
+    let mut last = fingerprint(&session.page_tools());
+    let mut since = tokio::time::Instant::now();
+    loop {
+        let tools = session.page_tools();
+        let now = fingerprint(&tools);
+        if now != last {
+            last = now;
+            since = tokio::time::Instant::now();
+        }
+        let enough = match tool {
+            Some(name) => tools.iter().any(|t| t.name == name || t.exposed.as_deref() == Ok(name)),
+            None => tools.len() >= want,
+        };
+        if enough && since.elapsed() >= quiet {
+            return Ok(Ok(tools.len()));
+        }
+        if tokio::time::Instant::now() >= deadline {
+            if enough {
+                eprintln!("note: the page was still changing its tools when --wait ({}s) ran out", wait.as_secs());
+                return Ok(Ok(tools.len()));
+            }
+            let why = match tool {
+                Some(name) => format!(
+                    "the page registered no tool {name:?} within {}s (it registered {}: {})",
+                    wait.as_secs(),
+                    tools.len(),
+                    tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+                None => format!(
+                    "the page registered {} of the {want} expected tool(s) within {}s (raise --wait, or lower --wait-for-tools)",
+                    tools.len(),
+                    wait.as_secs()
+                ),
+            };
+            return Ok(Err(NotReady::TooFew(why)));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    // Apps add, remove and re-add tools just after load: let it settle.
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    Ok(Ok(count))
+}
+
+/// Reports why the page's tools could not be read and exits 2.
+fn not_ready(why: NotReady) -> ! {
+    match why {
+        NotReady::Unsupported(why) => eprintln!("unsupported / not verified: {why}"),
+        NotReady::TooFew(why) => eprintln!("error: {why}"),
+    }
+    std::process::exit(2);
+}
+
+/// Writes a line to stdout. A closed pipe (`lumo … | head`) is not an error:
+/// lumo ends quietly with `status`, the exit status it was going to have.
+fn emit(line: impl std::fmt::Display, status: i32) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(status);
+        }
+        eprintln!("lumo: cannot write to stdout: {e}");
+        std::process::exit(1);
+    }
 }
 
 async fn webmcp(command: WebmcpCommand) -> anyhow::Result<()> {
@@ -192,12 +261,12 @@ async fn webmcp(command: WebmcpCommand) -> anyhow::Result<()> {
         WebmcpCommand::List { url, json, wait_for_tools, wait, browser } => {
             let (session, gate) = gate(&browser);
             let opened =
-                open_for_webmcp(&gate, &session, &url, wait_for_tools, std::time::Duration::from_secs(wait)).await;
+                open_for_webmcp(&gate, &session, &url, wait_for_tools, None, std::time::Duration::from_secs(wait))
+                    .await;
             let tools = gate.catalog().page_tools();
             session.shutdown().await;
             if let Err(why) = opened? {
-                eprintln!("unsupported / not verified: {why}");
-                std::process::exit(2);
+                not_ready(why);
             }
             if json {
                 let list: Vec<serde_json::Value> = tools
@@ -209,7 +278,7 @@ async fn webmcp(command: WebmcpCommand) -> anyhow::Result<()> {
                             "declarative": t.declarative, "frame": {"id": t.frame_id, "url": t.frame_url, "origin": t.origin, "main": t.main_frame}})
                     })
                     .collect();
-                println!("{}", serde_json::to_string_pretty(&list)?);
+                emit(serde_json::to_string_pretty(&list)?, 0);
             } else {
                 let rows: Vec<[String; 4]> = tools
                     .iter()
@@ -228,15 +297,18 @@ async fn webmcp(command: WebmcpCommand) -> anyhow::Result<()> {
                 let widths: Vec<usize> =
                     (0..3).map(|i| rows.iter().chain([&header]).map(|r| r[i].len()).max().unwrap_or(0)).collect();
                 for row in [&header].into_iter().chain(rows.iter()) {
-                    println!(
-                        "{:w0$}  {:w1$}  {:w2$}  {}",
-                        row[0],
-                        row[1],
-                        row[2],
-                        row[3],
-                        w0 = widths[0],
-                        w1 = widths[1],
-                        w2 = widths[2]
+                    emit(
+                        format_args!(
+                            "{:w0$}  {:w1$}  {:w2$}  {}",
+                            row[0],
+                            row[1],
+                            row[2],
+                            row[3],
+                            w0 = widths[0],
+                            w1 = widths[1],
+                            w2 = widths[2]
+                        ),
+                        0,
                     );
                 }
             }
@@ -249,22 +321,26 @@ async fn webmcp(command: WebmcpCommand) -> anyhow::Result<()> {
                 bail!("the input must be a JSON object");
             }
             let (session, gate) = gate_with(&browser, allow_consequential);
-            let opened = open_for_webmcp(&gate, &session, &url, 1, std::time::Duration::from_secs(wait)).await;
+            let opened =
+                open_for_webmcp(&gate, &session, &url, 1, Some(&tool), std::time::Duration::from_secs(wait)).await;
             let result = match &opened {
-                Ok(Ok(_)) => Some(
-                    gate.call(
-                        "webmcp_call",
-                        serde_json::json!({"name": tool, "input": input}),
-                        tokio_util::sync::CancellationToken::new(),
+                Ok(Ok(_)) => {
+                    // The page's tools as they are now are what this call may run.
+                    gate.list();
+                    Some(
+                        gate.call(
+                            "webmcp_call",
+                            serde_json::json!({"name": tool, "input": input}),
+                            tokio_util::sync::CancellationToken::new(),
+                        )
+                        .await,
                     )
-                    .await,
-                ),
+                }
                 _ => None,
             };
             session.shutdown().await;
             if let Err(why) = opened? {
-                eprintln!("unsupported / not verified: {why}");
-                std::process::exit(2);
+                not_ready(why);
             }
             let Some(result) = result else { bail!("no result") };
             print_output(result?, json)
@@ -301,16 +377,17 @@ impl StopSignals {
 }
 
 fn print_output(output: lumo_host::GateOutput, json: bool) -> anyhow::Result<()> {
+    let status = if output.is_error { 1 } else { 0 };
     if json {
-        println!(
-            "{}",
+        emit(
             serde_json::json!({"text": output.text, "structured": output.structured, "isError": output.is_error,
-                "images": output.images.iter().map(|i| serde_json::json!({"mime": i.mime, "bytes": i.data.len()})).collect::<Vec<_>>()})
+                "images": output.images.iter().map(|i| serde_json::json!({"mime": i.mime, "bytes": i.data.len()})).collect::<Vec<_>>()}),
+            status,
         );
     } else {
-        println!("{}", output.text);
+        emit(&output.text, status);
         for image in &output.images {
-            println!("[image {} — {} base64 bytes]", image.mime, image.data.len());
+            emit(format_args!("[image {} — {} base64 bytes]", image.mime, image.data.len()), status);
         }
     }
     if output.is_error {
@@ -377,7 +454,7 @@ async fn main() -> anyhow::Result<()> {
                             "annotations": {"readOnlyHint": s.hints.read_only, "destructiveHint": s.hints.destructive, "openWorldHint": s.hints.open_world}})
                     })
                     .collect();
-                println!("{}", serde_json::to_string_pretty(&list)?);
+                emit(serde_json::to_string_pretty(&list)?, 0);
             } else {
                 let width = specs.iter().map(|s| s.name.len()).max().unwrap_or(0);
                 for s in &specs {
@@ -388,7 +465,7 @@ async fn main() -> anyhow::Result<()> {
                     } else {
                         "act"
                     };
-                    println!("{:width$}  {:5}  {}", s.name, hint, s.description);
+                    emit(format_args!("{:width$}  {:5}  {}", s.name, hint, s.description), 0);
                 }
             }
             Ok(())

@@ -3,13 +3,17 @@
 //! The set is dynamic: the built-in tools, then the WebMCP page tools of the
 //! selected tab (`webmcp_*`, by name). A watcher announces changes of the page
 //! tools, debounced, so the front can send `notifications/tools/list_changed`.
+//!
+//! Page tool names are bound per MCP session ([`PageBindings`]): only listing
+//! ([`Catalog::list`], `webmcp_list`) binds; looking a tool up ([`Catalog::spec`])
+//! never does, and a call resolves only a name that session listed.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use lumo_browser::{PageTool, Session, Tool, ToolSpec};
+use lumo_browser::{PageBindings, PageTool, Session, Tool, ToolSpec, Unresolved};
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -45,10 +49,21 @@ impl Catalog {
     }
 
     /// Every tool's spec, in listing order: built-ins, then page tools by name.
-    /// Listing binds the page tools' names to the registrations listed.
+    /// Binds nothing (`lumo tools`, introspection); see [`Catalog::list`].
     pub fn specs(&self) -> Vec<ToolSpec> {
+        self.specs_of(&self.session.page_tools())
+    }
+
+    /// Lists the tools for one MCP session: the page tools listed are bound in
+    /// `bindings`, so that session's later calls of these names run exactly these
+    /// registrations (or fail as stale).
+    pub fn list(&self, bindings: &PageBindings) -> Vec<ToolSpec> {
         let page = self.session.page_tools();
-        self.session.mark_page_tools_shown(&page);
+        bindings.bind(&page);
+        self.specs_of(&page)
+    }
+
+    fn specs_of(&self, page: &[PageTool]) -> Vec<ToolSpec> {
         let mut specs: Vec<ToolSpec> = self.builtin.iter().map(|t| t.spec.clone()).collect();
         let mut page: Vec<ToolSpec> =
             page.iter().filter(|t| t.exposed.is_ok()).map(|t| lumo_browser::page_tool(t).spec).collect();
@@ -57,25 +72,47 @@ impl Catalog {
         specs
     }
 
+    /// A tool's spec by name, as `bindings`' session was shown it; binds nothing.
+    /// A page tool name that session never listed is `None` (unknown).
+    pub fn spec(&self, name: &str, bindings: &PageBindings) -> Option<ToolSpec> {
+        if let Some(spec) = self.builtin_spec(name) {
+            return Some(spec.clone());
+        }
+        bindings.get(name).map(|t| lumo_browser::page_tool(&t).spec)
+    }
+
     /// The page tools of the selected tab, exposed or refused.
     pub fn page_tools(&self) -> Vec<PageTool> {
         self.session.page_tools()
     }
 
-    /// A tool by name, with the arguments it runs with: `webmcp_call {name, input}`
-    /// routes to the page tool so that it passes the same checks.
-    pub(crate) fn resolve(&self, name: &str, args: Value) -> Option<Resolved> {
+    /// A tool by name, with the arguments it runs with, for the session that
+    /// was shown `bindings`. `webmcp_call {name, input}` routes to the page tool
+    /// so that it passes the same checks; `webmcp_list` binds what it lists.
+    /// `None`: no such tool (a page tool name this session never listed included).
+    pub(crate) fn resolve(&self, name: &str, args: Value, bindings: &Arc<PageBindings>) -> Option<Resolved> {
+        if name == "webmcp_list" {
+            return Some(Resolved { tool: lumo_browser::webmcp_list_bound(bindings.clone()), args, page: None });
+        }
         if name == "webmcp_call" {
             let target = args["name"].as_str().map(str::to_string);
             if let Some(target) = target {
                 let input = args.get("input").cloned().unwrap_or_else(|| Value::Object(Default::default()));
-                return Some(self.page_tool(&target, input));
+                // Through webmcp_call an unlisted name is a tool failure that says what to do.
+                return Some(self.page_tool(&target, input, bindings).unwrap_or_else(|args| Resolved {
+                    tool: lumo_browser::unavailable_page_tool(
+                        "webmcp_call",
+                        lumo_browser::page_tool_not_listed(&target),
+                    ),
+                    args,
+                    page: None,
+                }));
             }
         }
         if let Some(&i) = self.index.get(name) {
             return Some(Resolved { tool: self.builtin[i].clone(), args, page: None });
         }
-        name.starts_with("webmcp_").then(|| self.page_tool(name, args))
+        if name.starts_with("webmcp_") { self.page_tool(name, args, bindings).ok() } else { None }
     }
 
     /// A built-in tool's spec.
@@ -83,10 +120,14 @@ impl Catalog {
         self.index.get(name).map(|&i| &self.builtin[i].spec)
     }
 
-    fn page_tool(&self, name: &str, args: Value) -> Resolved {
-        match self.session.resolve_page_tool(name) {
-            Ok(page) => Resolved { tool: lumo_browser::page_tool(&page), args, page: Some(page) },
-            Err(failure) => Resolved { tool: lumo_browser::unavailable_page_tool(name, failure), args, page: None },
+    /// The page tool `name` is bound to; `Err(args)` when the session never listed it.
+    fn page_tool(&self, name: &str, args: Value, bindings: &PageBindings) -> Result<Resolved, Value> {
+        match self.session.resolve_page_tool(name, bindings) {
+            Ok(page) => Ok(Resolved { tool: lumo_browser::page_tool(&page), args, page: Some(page) }),
+            Err(Unresolved::Failed(failure)) => {
+                Ok(Resolved { tool: lumo_browser::unavailable_page_tool(name, failure), args, page: None })
+            }
+            Err(Unresolved::NotListed) => Err(args),
         }
     }
 

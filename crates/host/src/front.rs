@@ -5,6 +5,11 @@
 //! `notifications/tools/list_changed` when the catalog announces a change.
 //! Consequential page tools are confirmed through MCP elicitation when the
 //! client supports it.
+//!
+//! Each `LumoServer` (one per stdio connection, one per Streamable HTTP
+//! session) keeps its own page tool bindings: a session calls only the page
+//! tools it listed. A stateless Streamable HTTP request (protocol 2026-07-28)
+//! gets a fresh `LumoServer` every time, so those requests share the gate's table.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -20,6 +25,8 @@ use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::{ElicitationMode, NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 
+use lumo_browser::PageBindings;
+
 use crate::fence::explanation;
 use crate::gate::{CallError, ConfirmRequest, Confirmation, Confirmer, Gate, GateOutput};
 
@@ -32,12 +39,24 @@ pub struct LumoServer {
     gate: Arc<Gate>,
     /// Whether this connection's peer already gets list-change notifications.
     notifying: Arc<AtomicBool>,
+    /// The page tools this session listed.
+    bindings: Arc<PageBindings>,
 }
 
 impl LumoServer {
     /// A server over `gate`.
     pub fn new(gate: Arc<Gate>) -> Self {
-        Self { gate, notifying: Arc::default() }
+        Self { gate, notifying: Arc::default(), bindings: Arc::default() }
+    }
+
+    /// The page tool bindings a request uses: its session's, or the gate's shared
+    /// table for a Streamable HTTP request outside any session (no `Mcp-Session-Id`).
+    fn bindings_for(&self, context: &RequestContext<RoleServer>) -> Arc<PageBindings> {
+        let stateless = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .is_some_and(|parts| !parts.headers.contains_key("mcp-session-id"));
+        if stateless { self.gate.shared_bindings().clone() } else { self.bindings.clone() }
     }
 
     /// Sends `notifications/tools/list_changed` to `peer` whenever the catalog changes, until it goes away.
@@ -145,7 +164,8 @@ impl ServerHandler for LumoServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.notify_changes(context.peer.clone());
-        Ok(ListToolsResult::with_all_items(self.gate.specs().iter().map(to_mcp_tool).collect()))
+        let bindings = self.bindings_for(&context);
+        Ok(ListToolsResult::with_all_items(self.gate.catalog().list(&bindings).iter().map(to_mcp_tool).collect()))
     }
 
     async fn call_tool(
@@ -156,14 +176,22 @@ impl ServerHandler for LumoServer {
         let args = request.arguments.map(serde_json::Value::Object).unwrap_or(serde_json::Value::Null);
         self.notify_changes(context.peer.clone());
         let confirm = elicitation_confirmer(context.peer.clone());
-        match self.gate.call_confirmed(&request.name, args, context.ct.clone(), Some(confirm)).await {
+        let bindings = self.bindings_for(&context);
+        match self.gate.call_bound(&bindings, &request.name, args, context.ct.clone(), Some(confirm)).await {
             Ok(output) => Ok(to_mcp_result(output).into()),
             Err(e @ CallError::UnknownTool(_)) => Err(ErrorData::invalid_params(e.to_string(), None)),
         }
     }
 
+    // rmcp asks this before a Streamable HTTP call (to check SEP-2243 headers).
+    // Looking a tool up never binds it: only listing does (issue 8 item 1).
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.gate.specs().iter().find(|t| t.name == name).map(to_mcp_tool)
+        let catalog = self.gate.catalog();
+        catalog
+            .spec(name, &self.bindings)
+            .or_else(|| catalog.spec(name, self.gate.shared_bindings()))
+            .as_ref()
+            .map(to_mcp_tool)
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

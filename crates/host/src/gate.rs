@@ -12,7 +12,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use lumo_browser::{Image, ToolSpec};
+use lumo_browser::{Image, PageBindings, ToolSpec};
 use lumo_protocol::{ErrorCode, ToolFailure};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -82,12 +82,15 @@ pub struct Gate {
     catalog: Catalog,
     validators: Mutex<HashMap<String, std::sync::Arc<jsonschema::Validator>>>,
     allow_consequential: bool,
+    /// Page tool bindings of callers without an MCP session of their own (the
+    /// CLI, stateless Streamable HTTP requests); every session has its own.
+    bindings: Arc<PageBindings>,
 }
 
 impl Gate {
     /// A gate over `catalog`.
     pub fn new(catalog: Catalog) -> Self {
-        Self { catalog, validators: Mutex::default(), allow_consequential: false }
+        Self { catalog, validators: Mutex::default(), allow_consequential: false, bindings: Arc::default() }
     }
 
     /// Lets consequential page tools run without asking when the client cannot ask the user
@@ -102,9 +105,20 @@ impl Gate {
         &self.catalog
     }
 
-    /// Every tool, in listing order.
+    /// Every tool, in listing order; binds nothing.
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.catalog.specs()
+    }
+
+    /// Lists the tools for the callers without a session (see [`Gate::shared_bindings`]),
+    /// binding the page tools listed.
+    pub fn list(&self) -> Vec<ToolSpec> {
+        self.catalog.list(&self.bindings)
+    }
+
+    /// The page tool bindings of callers without an MCP session of their own.
+    pub fn shared_bindings(&self) -> &Arc<PageBindings> {
+        &self.bindings
     }
 
     /// Runs one call through the gate.
@@ -120,6 +134,19 @@ impl Gate {
         cancel: CancellationToken,
         confirm: Option<Confirmer>,
     ) -> Result<GateOutput, CallError> {
+        self.call_bound(&self.bindings.clone(), name, args, cancel, confirm).await
+    }
+
+    /// Runs one call for the MCP session that was shown `bindings`: a page tool
+    /// runs only if that session listed it (and it is still that registration).
+    pub async fn call_bound(
+        &self,
+        bindings: &Arc<PageBindings>,
+        name: &str,
+        args: Value,
+        cancel: CancellationToken,
+        confirm: Option<Confirmer>,
+    ) -> Result<GateOutput, CallError> {
         let args = if args.is_null() { Value::Object(Default::default()) } else { args };
         // webmcp_call's own shape first; the page tool's schema is checked below.
         if let Some(spec) = self.catalog.builtin_spec(name).filter(|s| s.name == "webmcp_call")
@@ -127,7 +154,8 @@ impl Gate {
         {
             return Ok(failed(failure));
         }
-        let resolved = self.catalog.resolve(name, args).ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
+        let resolved =
+            self.catalog.resolve(name, args, bindings).ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
         let (tool, args) = (resolved.tool, resolved.args);
         if let Err(failure) = self.validate(&tool.spec, &args) {
             return Ok(failed(failure));
@@ -178,7 +206,17 @@ impl Gate {
             Ok(output) => {
                 // A failure whose details are the page's words: an error, with those words fenced.
                 let (mut text, structured, is_error) = match output.failure {
-                    Some(f) => (format!("Error [{}]: {}", f.code, f.message), Some(f.to_json()), true),
+                    Some(f) => {
+                        // Keep the tool's details next to the envelope (e.g. what the page reported).
+                        let mut envelope = f.to_json();
+                        if let (Some(env), Some(Value::Object(details))) = (envelope.as_object_mut(), output.structured)
+                        {
+                            details.into_iter().filter(|(k, _)| k != "ok" && k != "error").for_each(|(k, v)| {
+                                env.insert(k, v);
+                            });
+                        }
+                        (format!("Error [{}]: {}", f.code, f.message), Some(envelope), true)
+                    }
                     None => (output.text, output.structured, false),
                 };
                 if let Some(page) = output.page_text {

@@ -67,6 +67,8 @@ async fn call(gate: &Gate, name: &str, args: Value) -> lumo_host::GateOutput {
 async fn open(gate: &Gate, session: &Session, url: &str) {
     assert!(!call(gate, "browser_navigate", json!({"url": url})).await.is_error);
     assert!(session.wait_for_page_tools(9, Duration::from_secs(10)).await.unwrap() >= 9);
+    // Only what was listed can be called.
+    gate.list();
 }
 
 fn code(out: &lumo_host::GateOutput) -> Value {
@@ -106,9 +108,9 @@ async fn the_gate_lists_validates_and_guards_page_tools() {
     assert!(out.is_error && code(&out) == "forbidden" && out.text.contains("--allow-consequential"), "{}", out.text);
     let out = call(&gate, "webmcp_call", json!({"name": "buy", "input": {"item": "tv"}})).await;
     assert!(out.is_error && code(&out) == "forbidden", "{}", out.text);
-    // An unknown webmcp_ name is stale, not a protocol error.
-    let out = call(&gate, "webmcp_nope", json!({})).await;
-    assert!(out.is_error && code(&out) == "stale_context", "{}", out.text);
+    // A webmcp_ name never listed is an unknown tool (a protocol error), not stale.
+    let unknown = gate.call("webmcp_nope", json!({}), CancellationToken::new()).await;
+    assert!(matches!(unknown, Err(lumo_host::CallError::UnknownTool(_))), "{unknown:?}");
     session.shutdown().await;
 
     let session = self::session();

@@ -16,6 +16,8 @@ mod snapshot;
 mod wait;
 mod webmcp;
 
+pub use webmcp::{list_bound as webmcp_list_bound, not_listed as page_tool_not_listed};
+
 /// The context every built-in tool runs in.
 pub(crate) type Ctx = Arc<Session>;
 
