@@ -400,8 +400,8 @@ pub(crate) fn tab_tools(tab: &Tab) -> Vec<PageTool> {
         {
             map.insert("type".into(), json!("object"));
         }
-        // Hook: helper `host` adds a sanitizer for schemas strict validators reject
-        // (unknown `format` values); page schemas pass through it where lumo exposes them.
+        // The exposed schema is sanitized where lumo lists it (`sanitize_page_schema` in the MCP
+        // front); arguments are validated against the page's own schema.
         let schema_bytes = input_schema.to_string().len();
         let exposed = exposed_name(&t.name)
             .and_then(|exposed| match taken.get(&exposed) {
