@@ -28,9 +28,11 @@ mod session;
 mod tab;
 mod tool;
 mod tools;
+mod url_policy;
 mod webmcp;
 
 pub use session::{BrowserSource, Session};
 pub use tool::{Hints, Image, Tool, ToolOutput, ToolResult, ToolSpec, fail, parse_args, schema_of};
 pub use tools::builtin_tools;
+pub use url_policy::UrlPolicy;
 pub use webmcp::{PageTool, exposed_name, page_tool, schema_summary, unavailable_page_tool};
