@@ -438,13 +438,18 @@ async fn a_click_that_fetches_then_navigates_reports_the_navigation() {
         lumo.ok("page_click", click("Plain click")).await;
         plain.push(started.elapsed());
     }
-    let started = Instant::now();
-    let fetched = lumo.ok("page_click", click("Fetch only")).await;
-    let fetch_only = started.elapsed();
+    let mut fetching = Vec::new();
+    for _ in 0..5 {
+        let started = Instant::now();
+        let fetched = lumo.ok("page_click", click("Fetch only")).await;
+        fetching.push(started.elapsed());
+        assert!(fetched.text().contains("fetched"), "{}", fetched.text());
+    }
     plain.sort();
-    eprintln!("plain click: median {:?} (all {plain:?}); click that fetches 100 ms: {fetch_only:?}", plain[2]);
+    fetching.sort();
+    eprintln!("plain click: median {:?} (all {plain:?})", plain[2]);
+    eprintln!("click that fetches for 100 ms: median {:?} (all {fetching:?})", fetching[2]);
     assert!(plain[2] < Duration::from_millis(1000), "plain clicks got slow: {plain:?}");
-    assert!(fetched.text().contains("fetched"), "{}", fetched.text());
 
     let started = Instant::now();
     let went = lumo.ok("page_click", click("Fetch then go")).await;
