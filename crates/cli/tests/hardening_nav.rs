@@ -557,6 +557,12 @@ async fn secrets_in_urls_stay_inside_the_untrusted_fence() {
     lumo.ok("browser_navigate", json!({"go": "back"})).await;
     check(&lumo.ok("browser_navigate", json!({"go": "forward"})).await, "go forward");
     check(&lumo.ok("browser_navigate", json!({"go": "reload"})).await, "reload");
+
+    // A wait that times out names the requests in flight: their URLs are page data too.
+    lumo.ok("devtools_evaluate", json!({"expression": format!("fetch('data.json?delay=3000&token={secret}'); 1")}))
+        .await;
+    let waited = lumo.fails("page_wait", json!({"network_idle": true, "timeout_ms": 300}), "timeout").await;
+    check(&waited, "page_wait network_idle");
     let _: Value = opened.structured();
     lumo.stop().await;
 }
