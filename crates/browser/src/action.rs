@@ -3,22 +3,29 @@
 //! the agent (a dialog, a file chooser). Never the whole snapshot again.
 
 use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::page::{lumo_call, wait_until};
 use crate::session::Live;
-use crate::tab::Tab;
+use crate::tab::{Marks, Tab};
 use crate::tool::{ToolOutput, ToolResult};
 
 /// How many change lines an answer carries at most.
 const CHANGE_LINES: u64 = 12;
 /// How long after an action a navigation it set off shows up (`frameStartedLoading`
-/// follows a link click within a few ms; later script navigations are not waited for).
+/// follows a link click within a few ms).
 const NAVIGATION_START: Duration = Duration::from_millis(60);
+/// How long after an action's last fetch a navigation may still start and count
+/// as the action's (a click that fetches, then sets `location`). Only actions
+/// that fetched wait for it, and the wait for the network to calm down already
+/// covers the first 100 ms of it.
+const LATE_NAVIGATION: Duration = Duration::from_millis(300);
 /// How long a navigation started by an action may take to load.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long an answer waits at most for the requests an action started.
+const QUIET_TIMEOUT: Duration = Duration::from_millis(1500);
 
 /// What an action may set off, which decides how long its answer waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,65 +41,112 @@ pub(crate) async fn act<F>(live: &Live, tab: &Tab, reach: Reach, action: F) -> T
 where
     F: Future<Output = Result<String, lumo_protocol::ToolFailure>>,
 {
-    let (navigations, url, title) = {
+    let (before, url, title) = {
         let s = tab.state();
-        (s.navigations, s.url.clone(), s.title.clone())
+        (s.marks(), s.url.clone(), s.title.clone())
     };
     let watching = lumo_call(live, tab, "watch", Value::Null).await.is_ok();
     let said = action.await?;
-    settle(tab, navigations, reach).await;
-    Ok(describe_outcome(live, tab, said, navigations, &url, &title, watching).await)
+    settle(tab, before, reach).await;
+    Ok(describe_outcome(live, tab, said, before, &url, &title, watching).await)
 }
 
-/// Waits for what an action set off: a navigation to load, or the network to calm down.
-pub(crate) async fn settle(tab: &Tab, navigations: u64, reach: Reach) {
+/// Waits for what an action set off: a navigation to load (a new document or a
+/// same-document change), or the network to calm down.
+pub(crate) async fn settle(tab: &Tab, before: Marks, reach: Reach) {
     let window = if reach == Reach::MayNavigate { NAVIGATION_START } else { Duration::ZERO };
-    let started = wait_until(tab, window, |s| s.loading || s.navigations != navigations || s.dialog.is_some()).await;
-    if started {
-        wait_until(tab, LOAD_TIMEOUT, |s| (!s.loading && s.navigations != navigations) || s.dialog.is_some()).await;
+    let started = wait_until(tab, window, |s| s.loading || s.moved_since(&before) || s.dialog.is_some()).await;
+    let landed = !started || finish_loading(tab, before).await;
+    quiet(tab).await;
+    if reach != Reach::MayNavigate || !landed {
+        return;
     }
-    // Let requests the action started finish (bounded): answers read the settled page.
-    let quiet_since = Instant::now();
-    wait_until(tab, Duration::from_millis(1500), |s| {
+    let now = tab.state().marks();
+    // A navigation that began while the action's requests settled: let it land.
+    if tab.state().loading {
+        finish_loading(tab, now).await;
+        quiet(tab).await;
+        return;
+    }
+    // The action fetched and has not moved the page: a script may move it once the
+    // answer is in (issue 8, item 18). Clicks that fetch nothing skip this.
+    let grace = {
+        let s = tab.state();
+        let fetched = s
+            .requests
+            .iter()
+            .any(|r| r.seq > before.request_seq && matches!(r.resource_type.as_str(), "Fetch" | "XHR"));
+        let since = s.last_network_activity.map_or(LATE_NAVIGATION, |t| t.elapsed());
+        if fetched && !s.moved_since(&before) { LATE_NAVIGATION.saturating_sub(since) } else { Duration::ZERO }
+    };
+    if !grace.is_zero() {
+        let late = wait_until(tab, grace, |s| s.loading || s.moved_since(&now) || s.dialog.is_some()).await;
+        if late {
+            finish_loading(tab, now).await;
+            quiet(tab).await;
+        }
+    }
+}
+
+/// Waits until a load that started after `before` is over: the main frame stopped
+/// loading after moving (new document or not), or a dialog blocks the page.
+/// Same-document changes stop loading without a new document, and a load that
+/// came to nothing (a 204, a download) stops without moving: both end the wait.
+/// Returns whether it ended in time.
+async fn finish_loading(tab: &Tab, before: Marks) -> bool {
+    wait_until(tab, LOAD_TIMEOUT, |s| {
+        s.dialog.is_some() || (!s.loading && (s.moved_since(&before) || s.stopped_loading != before.stopped_loading))
+    })
+    .await
+}
+
+/// Lets requests an action started finish (bounded): answers read the settled page.
+async fn quiet(tab: &Tab) {
+    wait_until(tab, QUIET_TIMEOUT, |s| {
         s.dialog.is_some()
             || (s.inflight() == 0 && s.last_network_activity.is_none_or(|t| t.elapsed() > Duration::from_millis(100)))
-            || quiet_since.elapsed() > Duration::from_millis(1500)
     })
     .await;
 }
 
+/// The answer: lumo's sentence, then where the page is now when that changed,
+/// the title and a few lines of what changed. URLs and titles are the page's
+/// (a URL can carry a token in its fragment): they go in the fenced page part.
 pub(crate) async fn describe_outcome(
     live: &Live,
     tab: &Tab,
     said: String,
-    navigations: u64,
+    before: Marks,
     url: &str,
     title: &str,
     watching: bool,
 ) -> ToolOutput {
     let mut text = said;
-    let (now_navigations, now_url, now_title, dialog) = {
+    let (navigated, now_url, now_title, dialog) = {
         let s = tab.state();
-        (s.navigations, s.url.clone(), s.title.clone(), s.dialog.is_some())
+        (s.navigations != before.navigations, s.url.clone(), s.title.clone(), s.dialog.is_some())
     };
-    if now_navigations != navigations {
-        text.push_str(&format!("\nNavigated to {now_url}"));
+    let mut page_lines = Vec::new();
+    if navigated {
+        text.push_str("\nThe page navigated to a new document (url below).");
+        page_lines.push(format!("url: {now_url}"));
     } else if now_url != url {
-        text.push_str(&format!("\nURL is now {now_url}"));
+        text.push_str("\nThe URL changed within the page (url below).");
+        page_lines.push(format!("url: {now_url}"));
     }
-    let title = if now_navigations != navigations || now_title != title {
-        title_of(live, tab, now_title).await
-    } else {
-        String::new()
+    // After a navigation the target's title can still be Chromium's placeholder (the URL): ask the page.
+    let title = match (navigated, now_title != title) {
+        (true, _) => title_of(live, tab, String::new()).await,
+        (false, true) => title_of(live, tab, now_title).await,
+        (false, false) => String::new(),
     };
     let mut output = ToolOutput::default();
-    let mut page_lines = Vec::new();
     if !title.is_empty() {
         page_lines.push(format!("title: {title}"));
     }
     if watching
         && !dialog
-        && now_navigations == navigations
+        && !navigated
         && let Ok(changes) = lumo_call(live, tab, "collectChanges", json!(CHANGE_LINES)).await
     {
         let lines: Vec<String> =

@@ -31,10 +31,12 @@ mod session;
 mod tab;
 mod tool;
 mod tools;
+mod url_policy;
 mod webmcp;
 
 pub use schema::sanitize_page_schema;
 pub use session::{BrowserSource, Session};
 pub use tool::{Hints, Image, Tool, ToolOutput, ToolResult, ToolSpec, fail, parse_args, schema_of};
 pub use tools::{builtin_tools, page_tool_not_listed, webmcp_list_bound};
+pub use url_policy::UrlPolicy;
 pub use webmcp::{PageBindings, PageTool, Unresolved, exposed_name, page_tool, schema_summary, unavailable_page_tool};

@@ -12,6 +12,7 @@ use tokio::task::JoinHandle;
 use crate::refs::RefBook;
 use crate::tab::Tab;
 use crate::tool::fail;
+use crate::url_policy::UrlPolicy;
 
 /// Where the browser comes from.
 #[derive(Debug, Clone)]
@@ -34,6 +35,8 @@ pub struct Session {
     pub(crate) webmcp: crate::webmcp::Shared,
     /// Element refs of every tab; kept across browser restarts so old refs never name new elements.
     refs: Arc<RefBook>,
+    /// Which URLs lumo opens and which pages its tools read.
+    pub(crate) policy: UrlPolicy,
 }
 
 impl Session {
@@ -45,7 +48,14 @@ impl Session {
             stopped: Default::default(),
             webmcp: Default::default(),
             refs: Default::default(),
+            policy: UrlPolicy::default(),
         }
+    }
+
+    /// The same session with a URL policy other than the default (web pages only).
+    pub fn with_url_policy(mut self, policy: UrlPolicy) -> Self {
+        self.policy = policy;
+        self
     }
 
     /// The running browser, started now if needed. After a crash the first
@@ -73,8 +83,31 @@ impl Session {
         Ok(live)
     }
 
-    /// The selected tab of the running browser.
+    /// The selected tab of the running browser, refused when it shows a page
+    /// the URL policy does not let tools read (a page can get there by redirect
+    /// or script, and an attached browser's user anywhere).
     pub(crate) async fn tab(&self) -> Result<(Arc<Live>, Arc<Tab>), ToolFailure> {
+        let (live, tab) = self.tab_to_navigate().await?;
+        self.check_readable(&live, &tab).await?;
+        Ok((live, tab))
+    }
+
+    /// Refuses a tab whose page the URL policy does not let tools read.
+    pub(crate) async fn check_readable(&self, live: &Live, tab: &Tab) -> Result<(), ToolFailure> {
+        let mut url = tab.state().url.clone();
+        if url.is_empty() {
+            // lumo has not seen this tab commit a page (attached mid-load): ask the browser.
+            let info = live.cdp.call("Target.getTargetInfo", json!({"targetId": tab.target_id}), None).await;
+            url = info.ok().and_then(|i| i["targetInfo"]["url"].as_str().map(str::to_string)).unwrap_or_default();
+        }
+        self.policy.check_page(&url).map_err(|mut refused| {
+            refused.message.push_str(" Leave it with browser_navigate or close it with browser_tabs.");
+            refused
+        })
+    }
+
+    /// The selected tab whatever it shows: for the tools that take it somewhere else.
+    pub(crate) async fn tab_to_navigate(&self) -> Result<(Arc<Live>, Arc<Tab>), ToolFailure> {
         let live = self.live().await?;
         let tab = live.selected().ok_or_else(|| {
             fail(ErrorCode::InvalidState, "No tab is open. Open one with browser_tabs {action: \"new\"}.")
@@ -84,7 +117,14 @@ impl Session {
 
     /// The selected tab, if a browser is running (never starts one).
     pub(crate) async fn selected_if_running(&self) -> Option<Arc<Tab>> {
-        self.live.lock().await.as_ref().filter(|l| !l.cdp.is_closed()).and_then(|l| l.selected())
+        self.tab_if_running().await.map(|(_, tab)| tab)
+    }
+
+    /// The browser and its selected tab, if a browser is running (never starts one).
+    pub(crate) async fn tab_if_running(&self) -> Option<(Arc<Live>, Arc<Tab>)> {
+        let live = self.live.lock().await.as_ref().filter(|l| !l.cdp.is_closed()).cloned()?;
+        let tab = live.selected()?;
+        Some((live, tab))
     }
 
     /// The browser's process id, when lumo started it.
@@ -225,12 +265,26 @@ impl Live {
             ("Page.setLifecycleEventsEnabled", json!({"enabled": true})),
             ("Page.setInterceptFileChooserDialog", json!({"enabled": true})),
             ("Runtime.enable", json!({})),
+            // The browser's own console messages (failed loads, blocked ports, CSP).
+            ("Log.enable", json!({})),
             ("Network.enable", json!({"maxTotalBufferSize": 50_000_000, "maxResourceBufferSize": 10_000_000})),
+            // Again, now that Page events flow: a page that committed between the first
+            // read and Page.enable sent its frameNavigated to no one (a tab the user of an
+            // attached browser just opened), and lumo must know where every tab is.
+            ("Page.getFrameTree", json!({})),
         ];
-        // Sent together (the browser still runs them in order): two round trips instead of seven.
+        // Sent together (the browser still runs them in order): two round trips instead of nine.
         let calls = enables.into_iter().map(|(method, params)| self.cdp.call(method, params, s));
         let results = futures_util::future::join_all(calls).await;
-        results.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+        if let Some(tree) = results.last() {
+            let frame = &tree["frameTree"]["frame"];
+            let mut state = tab.state();
+            // A navigation seen since is newer than this answer.
+            if state.navigations == 0 && frame["id"].as_str() == Some(state.main_frame.as_str()) {
+                state.url = frame["url"].as_str().unwrap_or_default().to_string();
+            }
+        }
         // Cross-origin iframes run in their own process: attach to them too (see the pump).
         let auto_attach = self.cdp.call(
             "Target.setAutoAttach",
@@ -279,7 +333,7 @@ impl Live {
         let session = session.to_string();
         tokio::spawn(async move {
             // Console, network, page tools and dialogs of the frame are the tab's too.
-            for method in ["Page.enable", "Runtime.enable", "Network.enable", "WebMCP.enable"] {
+            for method in ["Page.enable", "Runtime.enable", "Log.enable", "Network.enable", "WebMCP.enable"] {
                 if let Err(e) = cdp.call(method, json!({}), Some(&session)).await {
                     tracing::debug!(%session, error = %e, method, "could not enable a domain in a frame");
                 }

@@ -17,6 +17,10 @@ pub(crate) struct ConsoleEntry {
     pub(crate) level: String,
     pub(crate) text: String,
     pub(crate) location: String,
+    /// Written by the browser itself (CDP `Log` domain: failed loads, blocked
+    /// ports, CSP violations…), e.g. "network"; `None` for the page's own
+    /// console calls and uncaught errors.
+    pub(crate) browser_source: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -63,6 +67,12 @@ pub(crate) struct TabState {
     pub(crate) loading: bool,
     /// Bumped on every main-frame navigation (new document).
     pub(crate) navigations: u64,
+    /// Bumped on every main-frame navigation within the document (pushState,
+    /// history within one document, a fragment): no new document, no load.
+    pub(crate) within_document: u64,
+    /// Bumped whenever the main frame stops loading, whether or not a new
+    /// document came of it (a same-document change, a 204, a download).
+    pub(crate) stopped_loading: u64,
     pub(crate) last_network_activity: Option<Instant>,
     pub(crate) console: VecDeque<ConsoleEntry>,
     pub(crate) requests: VecDeque<Request>,
@@ -87,7 +97,31 @@ pub(crate) struct TabState {
 /// long polls, streams, and requests whose end Chromium reports elsewhere.
 const LONG_REQUEST: std::time::Duration = std::time::Duration::from_secs(3);
 
+/// Where a tab was before an action: what its answer compares against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Marks {
+    pub(crate) navigations: u64,
+    pub(crate) within_document: u64,
+    pub(crate) stopped_loading: u64,
+    pub(crate) request_seq: u64,
+}
+
 impl TabState {
+    /// The counters to compare against after an action.
+    pub(crate) fn marks(&self) -> Marks {
+        Marks {
+            navigations: self.navigations,
+            within_document: self.within_document,
+            stopped_loading: self.stopped_loading,
+            request_seq: self.request_seq,
+        }
+    }
+
+    /// Whether the main frame moved since `before`: a new document, or a new URL within it.
+    pub(crate) fn moved_since(&self, before: &Marks) -> bool {
+        self.navigations != before.navigations || self.within_document != before.within_document
+    }
+
     /// How many requests are in flight (ignoring long-lived ones).
     pub(crate) fn inflight(&self) -> usize {
         // A cross-origin frame's document finishes in that frame's own session, which
@@ -187,9 +221,15 @@ impl Tab {
                 m if m.starts_with("WebMCP.") => {
                     s.webmcp.on_event(method, params);
                 }
-                "Page.navigatedWithinDocument" => s.url = str_of(&params["url"]),
+                "Page.navigatedWithinDocument" if params["frameId"].as_str() == Some(&s.main_frame) => {
+                    s.url = str_of(&params["url"]);
+                    s.within_document += 1;
+                }
                 "Page.frameStartedLoading" if params["frameId"].as_str() == Some(&s.main_frame) => s.loading = true,
-                "Page.frameStoppedLoading" if params["frameId"].as_str() == Some(&s.main_frame) => s.loading = false,
+                "Page.frameStoppedLoading" if params["frameId"].as_str() == Some(&s.main_frame) => {
+                    s.loading = false;
+                    s.stopped_loading += 1;
+                }
                 "Page.loadEventFired" => s.loading = false,
                 "Page.javascriptDialogOpening" => {
                     s.dialog = Some(Dialog {
@@ -220,7 +260,12 @@ impl Tab {
                         .unwrap_or_default();
                     push_capped(
                         &mut s.console,
-                        ConsoleEntry { level: console_level(params["type"].as_str().unwrap_or("log")), text, location },
+                        ConsoleEntry {
+                            level: console_level(params["type"].as_str().unwrap_or("log")),
+                            text,
+                            location,
+                            browser_source: None,
+                        },
                         CONSOLE_CAP,
                     );
                 }
@@ -236,7 +281,34 @@ impl Tab {
                         details["url"].as_str().unwrap_or(""),
                         details["lineNumber"].as_i64().unwrap_or(0) + 1
                     );
-                    push_capped(&mut s.console, ConsoleEntry { level: "error".into(), text, location }, CONSOLE_CAP);
+                    let entry = ConsoleEntry { level: "error".into(), text, location, browser_source: None };
+                    push_capped(&mut s.console, entry, CONSOLE_CAP);
+                }
+                // The browser's own messages: failed loads, blocked ports, CSP violations, interventions.
+                // Not the 404 of the favicon the browser looks for by itself on every site without one:
+                // the page never asked for it.
+                "Log.entryAdded"
+                    if !(params["entry"]["source"] == "network"
+                        && params["entry"]["url"].as_str().is_some_and(|u| u.ends_with("/favicon.ico"))) =>
+                {
+                    let entry = &params["entry"];
+                    let location = match (entry["url"].as_str().filter(|u| !u.is_empty()), entry["lineNumber"].as_i64())
+                    {
+                        (Some(url), Some(line)) => format!("{url}:{}", line + 1),
+                        (Some(url), None) => url.to_string(),
+                        (None, _) => String::new(),
+                    };
+                    let level = match entry["level"].as_str().unwrap_or("info") {
+                        "verbose" => "debug",
+                        other => other,
+                    };
+                    let entry = ConsoleEntry {
+                        level: console_level(level),
+                        text: str_of(&entry["text"]),
+                        location,
+                        browser_source: Some(entry["source"].as_str().unwrap_or("other").to_string()),
+                    };
+                    push_capped(&mut s.console, entry, CONSOLE_CAP);
                 }
                 "Network.requestWillBeSent" => {
                     let request = &params["request"];

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
-use lumo_browser::{BrowserSource, Session};
+use lumo_browser::{BrowserSource, Session, UrlPolicy};
 use lumo_cdp::LaunchOptions;
 use lumo_host::{Catalog, Gate, HttpOptions, SessionLimits};
 
@@ -129,6 +129,9 @@ struct BrowserArgs {
     /// Show the browser window.
     #[arg(long)]
     headful: bool,
+    /// Let lumo open and read local files (file: URLs); refused by default.
+    #[arg(long)]
+    allow_file_urls: bool,
 }
 
 impl BrowserArgs {
@@ -150,7 +153,8 @@ fn gate(browser: &BrowserArgs) -> (Arc<Session>, Arc<Gate>) {
 }
 
 fn gate_with(browser: &BrowserArgs, allow_consequential: bool) -> (Arc<Session>, Arc<Gate>) {
-    let session = Arc::new(Session::new(browser.source()));
+    let policy = UrlPolicy { allow_file_urls: browser.allow_file_urls };
+    let session = Arc::new(Session::new(browser.source()).with_url_policy(policy));
     (session.clone(), Arc::new(Gate::new(Catalog::builtin(session)).allow_consequential(allow_consequential)))
 }
 
@@ -443,8 +447,13 @@ async fn main() -> anyhow::Result<()> {
             std::process::exit(0);
         }
         Command::Tools { json } => {
-            let (_, gate) =
-                gate(&BrowserArgs { browser: None, cdp_endpoint: None, user_data_dir: None, headful: false });
+            let (_, gate) = gate(&BrowserArgs {
+                browser: None,
+                cdp_endpoint: None,
+                user_data_dir: None,
+                headful: false,
+                allow_file_urls: false,
+            });
             let specs = gate.specs();
             if json {
                 let list: Vec<serde_json::Value> = specs

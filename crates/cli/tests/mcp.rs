@@ -172,11 +172,13 @@ async fn login_snapshot_refs_and_stale_ref() {
     let lumo = Lumo::start().await;
     let opened = lumo.open(&server.url("login.html")).await;
     assert_eq!(opened.structured()["title"], "Login — lumo fixture");
-    assert!(opened.text().starts_with("Opened http://127.0.0.1:"), "{}", opened.text());
+    assert!(opened.text().starts_with("Opened:"), "{}", opened.text());
+    assert!(opened.page_text().starts_with("url: http://127.0.0.1:"), "the URL is page data: {}", opened.text());
 
     // The snapshot: page content fenced as untrusted, refs on what can be acted on.
     let snapshot = lumo.snapshot().await;
-    assert!(snapshot.starts_with(&format!("Snapshot of {}", server.url("login.html"))), "{snapshot}");
+    assert!(snapshot.starts_with("Snapshot:"), "{snapshot}");
+    assert!(snapshot.contains(&format!("\nurl: {}\n", server.url("login.html"))), "{snapshot}");
     assert!(snapshot.contains("<untrusted ") && snapshot.contains("</untrusted "), "{snapshot}");
     assert!(snapshot.contains("\ntitle: Login — lumo fixture\n"), "the title line is document.title:\n{snapshot}");
     let heading = ref_in(&snapshot, "heading \"Sign in\"");
@@ -566,12 +568,12 @@ async fn upload_navigation_tabs_resize_and_screenshots() {
     lumo.ok("page_click", json!({"ref": ref_in(&snapshot, "button \"Go to login later\"")})).await;
     let waited = lumo.ok("page_wait", json!({"text": "Remember me", "timeout_ms": 5000})).await;
     assert!(waited.text().starts_with("Text \"Remember me\" is on the page"), "{}", waited.text());
-    assert!(lumo.snapshot().await.starts_with(&format!("Snapshot of {}", server.url("login.html"))));
+    assert!(lumo.snapshot().await.contains(&format!("\nurl: {}\n", server.url("login.html"))));
     lumo.ok("browser_navigate", json!({"go": "back"})).await;
 
     // A link with target=_blank opens a tab; select it, read it, close it.
     let snapshot = lumo.snapshot().await;
-    assert!(snapshot.starts_with(&format!("Snapshot of {}", server.url("navigate.html"))), "{snapshot}");
+    assert!(snapshot.contains(&format!("\nurl: {}\n", server.url("navigate.html"))), "{snapshot}");
     lumo.ok("page_click", json!({"ref": ref_in(&snapshot, "link \"Open login in a new tab\"")})).await;
     let mut listed = String::new();
     for _ in 0..50 {
@@ -586,7 +588,7 @@ async fn upload_navigation_tabs_resize_and_screenshots() {
     let selected = lumo.ok("browser_tabs", json!({"action": "select", "index": 1})).await;
     assert!(selected.text().contains("*1 "), "{}", selected.text());
     let other = lumo.snapshot().await;
-    assert!(other.starts_with(&format!("Snapshot of {}", server.url("login.html"))), "{other}");
+    assert!(other.contains(&format!("\nurl: {}\n", server.url("login.html"))), "{other}");
     let closed = lumo.ok("browser_tabs", json!({"action": "close"})).await;
     assert!(closed.text().starts_with("1 tab(s)"), "{}", closed.text());
     assert!(closed.text().contains("*0 "), "{}", closed.text());

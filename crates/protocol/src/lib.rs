@@ -17,7 +17,8 @@
 //!   envelope ([`ToolFailure`], [`success`]);
 //! - **audit records** that cannot carry call text ([`AuditRecord`],
 //!   [`params_hash`]);
-//! - **the sliding rate window** for writes ([`RateLimiter`]).
+//! - **the sliding rate window** for writes ([`RateLimiter`]);
+//! - **redaction**: which values never reach the model unasked ([`redact`]).
 //!
 //! # Example
 //!
@@ -45,6 +46,7 @@ mod id;
 mod names;
 mod probe;
 mod rate;
+pub mod redact;
 mod result;
 mod state;
 

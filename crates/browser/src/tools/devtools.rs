@@ -27,7 +27,12 @@ const GROUP: &str = "lumo-evaluate";
 
 pub(crate) fn tools() -> Vec<Tool<Ctx>> {
     vec![
-        Tool::new("devtools_console", "Read the tab's console messages and uncaught errors.", Hints::READ, console)
+        Tool::new(
+            "devtools_console",
+            "Read the tab's console messages and uncaught errors, and the browser's own (failed loads, blocked requests, CSP; marked browser/…).",
+            Hints::READ,
+            console,
+        )
             .untrusted(),
         Tool::new(
             "devtools_evaluate",
@@ -95,7 +100,9 @@ fn console_line(entry: &ConsoleEntry, page_origin: Option<&str>) -> String {
     // Multi-line messages (stack traces) stay on one line.
     let text: String = entry.text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ↵ ");
     let (shown, cut) = clip(&text, MESSAGE_BYTES);
-    let mut line = format!("[{}] {shown}{}", entry.level, if cut { "…" } else { "" });
+    // The browser's own messages say so: they are not the page's console calls.
+    let by = entry.browser_source.as_ref().map(|source| format!(" browser/{source}")).unwrap_or_default();
+    let mut line = format!("[{}{by}] {shown}{}", entry.level, if cut { "…" } else { "" });
     if !entry.location.is_empty() && !entry.location.starts_with(':') {
         // Same-origin scripts are shown by path: the origin is the page's.
         let location = match page_origin {

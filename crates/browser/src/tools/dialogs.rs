@@ -38,9 +38,9 @@ struct DialogArgs {
 async fn dialog(session: Ctx, args: DialogArgs) -> ToolResult {
     let (live, tab) = session.tab().await?;
     let _busy = tab.busy.lock().await;
-    let (open, navigations, url, title) = {
+    let (open, before, url, title) = {
         let s = tab.state();
-        (s.dialog.clone(), s.navigations, s.url.clone(), s.title.clone())
+        (s.dialog.clone(), s.marks(), s.url.clone(), s.title.clone())
     };
     let Some(open) = open else {
         return Err(fail(ErrorCode::InvalidState, "No dialog is open."));
@@ -67,7 +67,7 @@ async fn dialog(session: Ctx, args: DialogArgs) -> ToolResult {
     }
     // The closing event may trail the answer; wait for it so settle sees the page, not the old dialog.
     wait_until(&tab, Duration::from_millis(500), |s| s.dialog.is_none()).await;
-    settle(&tab, navigations, Reach::MayNavigate).await;
+    settle(&tab, before, Reach::MayNavigate).await;
     let verb = if args.accept { "Accepted" } else { "Dismissed" };
     let answered = match (&args.prompt_text, open.kind.as_str(), args.accept) {
         (Some(text), _, true) => format!(" with {} characters", text.chars().count()),
@@ -75,7 +75,7 @@ async fn dialog(session: Ctx, args: DialogArgs) -> ToolResult {
         _ => String::new(),
     };
     let said = format!("{verb} the {} dialog{answered}.", open.kind);
-    let mut output = describe_outcome(&live, &tab, said, navigations, &url, &title, false).await;
+    let mut output = describe_outcome(&live, &tab, said, before, &url, &title, false).await;
     let (message, cut) = clip(&open.message, 300);
     let message = format!("dialog message: {message:?}{}", if cut { "…" } else { "" });
     output.page_text = Some(match output.page_text.take() {

@@ -37,8 +37,20 @@ pub fn builtin_tools() -> Vec<Tool<Ctx>> {
     ]
     .into_iter()
     .flatten()
+    .map(|tool| if tool.spec.name == "browser_tabs" { tool } else { tool.after(refuse_unreadable) })
     .map(|tool| tool.after(with_notices))
     .collect()
+}
+
+/// A tool may have read a page lumo does not read: the tab got there while the
+/// tool ran (a user of an attached browser, a navigation lumo saw late). Its
+/// answer is dropped for the refusal. `Session::tab` checks before; this after.
+async fn refuse_unreadable(session: Ctx, output: ToolOutput) -> ToolOutput {
+    let Some((live, tab)) = session.tab_if_running().await else { return output };
+    match session.check_readable(&live, &tab).await {
+        Ok(()) => output,
+        Err(refused) => ToolOutput { failure: Some(refused), ..ToolOutput::default() },
+    }
 }
 
 /// Every answer tells the agent what waits on it (an open dialog or file

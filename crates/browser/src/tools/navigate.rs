@@ -30,7 +30,7 @@ pub(crate) fn tools() -> Vec<Tool<Ctx>> {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct NavigateArgs {
-    /// Absolute URL to open (http, https, file, about or data).
+    /// Absolute URL to open: http or https (file with --allow-file-urls), or about:blank.
     url: Option<String>,
     /// Instead of a URL: history or reload.
     go: Option<Go>,
@@ -44,28 +44,14 @@ enum Go {
     Reload,
 }
 
-fn check_url(url: &str) -> Result<(), lumo_protocol::ToolFailure> {
-    let scheme = url.split_once(':').map(|(s, _)| s.to_ascii_lowercase());
-    match scheme.as_deref() {
-        Some("http" | "https") if url.contains("://") && url.len() > url.find("://").unwrap_or(0) + 3 => Ok(()),
-        Some("file" | "about" | "data" | "chrome") => Ok(()),
-        _ => Err(fail(
-            ErrorCode::InvalidArguments,
-            format!(
-                "url: {url:?} is not an absolute URL; include the scheme, e.g. \"https://{}\"",
-                url.trim_start_matches('/')
-            ),
-        )),
-    }
-}
-
 async fn navigate(session: Ctx, args: NavigateArgs) -> ToolResult {
-    let (live, tab) = session.tab().await?;
+    // A tab on a page lumo does not read may still be taken elsewhere.
+    let (live, tab) = session.tab_to_navigate().await?;
     let _busy = tab.busy.lock().await;
     match (&args.url, args.go) {
         (Some(url), None) => {
-            check_url(url)?;
-            goto(&live, &tab, url).await?;
+            let url = session.policy.check_open(url)?;
+            goto(&live, &tab, &url).await?;
             Ok(landed(&live, &tab, "Opened").await)
         }
         (None, Some(go)) => {
@@ -88,6 +74,8 @@ async fn navigate(session: Ctx, args: NavigateArgs) -> ToolResult {
                                 ),
                             ));
                         };
+                        // History may hold a page lumo would not open (an attached browser's own).
+                        session.policy.check_open(entry["url"].as_str().unwrap_or_default())?;
                         live.call(&tab, "Page.navigateToHistoryEntry", json!({"entryId": entry["id"]})).await?;
                     }
                 }
@@ -118,12 +106,13 @@ async fn goto(live: &Live, tab: &Tab, url: &str) -> Result<(), ToolFailure> {
         })
         .await;
     }
-    let navigations = tab.state().navigations;
-    settle(tab, navigations, Reach::InPlace).await;
+    let now = tab.state().marks();
+    settle(tab, now, Reach::InPlace).await;
     Ok(())
 }
 
-/// The answer after a navigation: where we are.
+/// The answer after a navigation: where we are. The URL and title are the page's
+/// (a redirect or a script chose them; a fragment can hold a token): page data.
 async fn landed(live: &crate::session::Live, tab: &crate::tab::Tab, verb: &str) -> ToolOutput {
     let title = live
         .call(tab, "Runtime.evaluate", json!({"expression": "document.title", "returnByValue": true}))
@@ -132,9 +121,8 @@ async fn landed(live: &crate::session::Live, tab: &crate::tab::Tab, verb: &str) 
         .and_then(|r| r["result"]["value"].as_str().map(str::to_string))
         .unwrap_or_default();
     let url = tab.state().url.clone();
-    let text = format!("{verb} {url}");
-    let out = ToolOutput::text(text).with_structured(json!({"url": url, "title": title}));
-    if title.is_empty() { out } else { out.with_page_text(format!("title: {title}")) }
+    let page = if title.is_empty() { format!("url: {url}") } else { format!("url: {url}\ntitle: {title}") };
+    ToolOutput::text(format!("{verb}:")).with_structured(json!({"url": url, "title": title})).with_page_text(page)
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -175,13 +163,12 @@ async fn tabs(session: Ctx, args: TabsArgs) -> ToolResult {
     match args.action {
         TabAction::List => {}
         TabAction::New => {
-            let url = args.url.as_deref().unwrap_or("about:blank");
-            check_url(url)?;
+            let url = session.policy.check_open(args.url.as_deref().unwrap_or("about:blank"))?;
             // Open it blank, then navigate once lumo listens: a URL given to createTarget
             // starts loading before the tab's events are on, and its load can go unseen.
             let tab = live.new_tab("about:blank").await.map_err(crate::session::cdp_failure)?;
             if url != "about:blank" {
-                goto(&live, &tab, url).await?;
+                goto(&live, &tab, &url).await?;
             }
         }
         TabAction::Select => {

@@ -2,7 +2,7 @@
 //! `network_request` (one request in detail, with its body).
 
 use base64::Engine;
-use lumo_protocol::{ErrorCode, ToolFailure};
+use lumo_protocol::{ErrorCode, ToolFailure, redact};
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -226,13 +226,18 @@ struct RequestArgs {
     /// Byte budget of the body (default 10000).
     #[schemars(range(min = 100, max = 1_000_000))]
     max_bytes: Option<usize>,
+    /// Show credential headers (Authorization, Cookie, API keys, tokens) instead of redacting them.
+    #[serde(default)]
+    show_secrets: bool,
 }
 
 /// Request headers every request of this browser carries: named, not shown.
 const BORING: &[&str] = &["user-agent", "sec-ch-ua", "sec-ch-ua-mobile", "sec-ch-ua-platform"];
 
-fn headers(out: &mut Vec<String>, title: &str, headers: &Value) {
-    let Some(map) = headers.as_object().filter(|m| !m.is_empty()) else { return };
+/// Adds a header block; returns how many credential values it redacted.
+fn headers(out: &mut Vec<String>, title: &str, headers: &Value, show_secrets: bool) -> usize {
+    let mut redacted = 0;
+    let Some(map) = headers.as_object().filter(|m| !m.is_empty()) else { return redacted };
     out.push(format!("{title}:"));
     let mut omitted = Vec::new();
     for (name, value) in map {
@@ -243,13 +248,16 @@ fn headers(out: &mut Vec<String>, title: &str, headers: &Value) {
         let value = value.as_str().map_or_else(|| value.to_string(), str::to_string);
         // Several values of one header arrive joined by newlines.
         for v in value.lines() {
-            let (v, cut) = clip(v, HEADER_BYTES);
+            let (shown, hidden) = redact::header_value(name, v, show_secrets);
+            redacted += usize::from(hidden);
+            let (v, cut) = clip(&shown, HEADER_BYTES);
             out.push(format!("  {name}: {v}{}", if cut { "…" } else { "" }));
         }
     }
     if !omitted.is_empty() {
         out.push(format!("  (not shown: {})", omitted.join(", ")));
     }
+    redacted
 }
 
 fn text_like(mime: &str) -> bool {
@@ -304,8 +312,8 @@ async fn request(session: Ctx, args: RequestArgs) -> ToolResult {
         summary.push(format!("transferred: {}", human_bytes(size)));
     }
     lines.push(summary.join(", "));
-    headers(&mut lines, "request headers", &r.request_headers);
-    headers(&mut lines, "response headers", &r.response_headers);
+    let redacted = headers(&mut lines, "request headers", &r.request_headers, args.show_secrets)
+        + headers(&mut lines, "response headers", &r.response_headers, args.show_secrets);
     if let Some(post) = &r.post_data {
         let (shown, cut) = clip(post, POST_BYTES.min(max_bytes));
         lines.push(format!("post data ({}):", human_bytes(post.len() as f64)));
@@ -314,7 +322,12 @@ async fn request(session: Ctx, args: RequestArgs) -> ToolResult {
     if args.body {
         lines.push(body(&live, &tab, &r, max_bytes).await);
     }
-    let text = format!("Request #{seq}:");
+    let mut text = format!("Request #{seq}:");
+    if redacted > 0 {
+        text = format!(
+            "Request #{seq} ({redacted} credential header value(s) redacted; network_request {{id: {seq}, show_secrets: true}} shows them):"
+        );
+    }
     Ok(ToolOutput::text(text).with_page_text(lines.join("\n")))
 }
 

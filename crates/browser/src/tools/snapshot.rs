@@ -108,8 +108,9 @@ async fn snapshot(session: Ctx, args: SnapshotArgs) -> ToolResult {
     }
     let url = tab.state().url.clone();
     let title = result["title"].as_str().unwrap_or_default();
-    let text = format!("Snapshot of {url}");
-    let header = if title.is_empty() { String::new() } else { format!("title: {title}\n") };
+    // The URL is the page's (a fragment can hold a token): it goes in the fenced part.
+    let text = "Snapshot:".to_string();
+    let header = if title.is_empty() { format!("url: {url}\n") } else { format!("url: {url}\ntitle: {title}\n") };
     Ok(ToolOutput::text(text).with_page_text(format!("{header}{body}")))
 }
 

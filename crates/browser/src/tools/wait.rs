@@ -161,7 +161,7 @@ async fn wait(session: Ctx, args: WaitArgs) -> ToolResult {
         _ => poll(&live, &tab, &condition, deadline).await?,
     };
     if !held {
-        let mut message = format!("Timed out after {timeout_ms} ms: {}.", condition.unmet());
+        let message = format!("Timed out after {timeout_ms} ms: {}.", condition.unmet());
         if matches!(condition, Condition::NetworkIdle) {
             let s = tab.state();
             let pending: Vec<String> = s
@@ -172,7 +172,9 @@ async fn wait(session: Ctx, args: WaitArgs) -> ToolResult {
                 .map(|r| format!("#{} {}", r.seq, super::devtools::clip(&r.url, 100).0))
                 .collect();
             if !pending.is_empty() {
-                message.push_str(&format!(" In flight: {}.", pending.join(", ")));
+                // Request URLs are the page's (a query can hold a token): fenced page data.
+                let failure = fail(ErrorCode::Timeout, format!("{message} Requests in flight are listed below."));
+                return Ok(ToolOutput::page_failure(failure, format!("in flight:\n{}", pending.join("\n"))));
             }
         }
         return Err(fail(ErrorCode::Timeout, message));
