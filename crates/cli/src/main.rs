@@ -13,6 +13,8 @@ use lumo_browser::{BrowserSource, Session};
 use lumo_cdp::LaunchOptions;
 use lumo_host::{Catalog, Gate, HttpOptions};
 
+mod audit;
+
 #[derive(Parser)]
 #[command(name = "lumo", version, about = "An MCP host that gives AI agents the browser.")]
 struct Cli {
@@ -38,6 +40,8 @@ enum Command {
         allow_consequential: bool,
         #[command(flatten)]
         browser: BrowserArgs,
+        #[command(flatten)]
+        gate: audit::GateArgs,
     },
     /// List the tools (a table, or --json).
     Tools {
@@ -60,7 +64,11 @@ enum Command {
         allow_consequential: bool,
         #[command(flatten)]
         browser: BrowserArgs,
+        #[command(flatten)]
+        gate: audit::GateArgs,
     },
+    /// Read, export and verify the audit log of tool calls.
+    Audit(audit::AuditArgs),
     /// For site developers: list or call the WebMCP tools a page registers.
     Webmcp {
         #[command(subcommand)]
@@ -266,6 +274,28 @@ async fn webmcp(command: WebmcpCommand) -> anyhow::Result<()> {
     }
 }
 
+/// Ctrl-C or SIGTERM.
+async fn stop_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(term) => term,
+            Err(_) => return ctrl_c.await,
+        };
+        tokio::select! {
+            () = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    ctrl_c.await;
+}
+
 fn print_output(output: lumo_host::GateOutput, json: bool) -> anyhow::Result<()> {
     if json {
         println!(
@@ -295,17 +325,23 @@ async fn main() -> anyhow::Result<()> {
         .init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { http, token, allow_origins, allow_consequential, browser } => {
-            let (session, gate) = gate_with(&browser, allow_consequential);
+        Command::Serve { http, token, allow_origins, allow_consequential, browser, gate: gate_args } => {
+            let session = Arc::new(Session::new(browser.source()));
+            let gate = Gate::new(Catalog::builtin(session.clone())).allow_consequential(allow_consequential);
+            let gate = Arc::new(gate_args.apply(gate)?);
             let served = match http {
-                Some(addr) => lumo_host::serve_http(gate, HttpOptions { addr, token, allowed_origins: allow_origins })
-                    .await
-                    .map_err(anyhow::Error::from),
-                None => lumo_host::serve_stdio(gate).await.map_err(anyhow::Error::from),
+                Some(addr) => tokio::select! {
+                    served = lumo_host::serve_http(gate.clone(), HttpOptions { addr, token, allowed_origins: allow_origins }) => served.map_err(anyhow::Error::from),
+                    // Stop cleanly on Ctrl-C / SIGTERM so the audit log is flushed.
+                    () = stop_signal() => Ok(()),
+                },
+                None => lumo_host::serve_stdio(gate.clone()).await.map_err(anyhow::Error::from),
             };
             session.shutdown().await;
+            audit::flush(&gate);
             served
         }
+        Command::Audit(args) => audit::run(args),
         Command::Tools { json } => {
             let (_, gate) =
                 gate(&BrowserArgs { browser: None, cdp_endpoint: None, user_data_dir: None, headful: false });
@@ -335,15 +371,18 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Webmcp { command } => webmcp(command).await,
-        Command::Call { tool, args, json, allow_consequential, browser } => {
+        Command::Call { tool, args, json, allow_consequential, browser, gate: gate_args } => {
             let args: serde_json::Value =
                 serde_json::from_str(&args).with_context(|| format!("the arguments are not JSON: {args}"))?;
             if !args.is_object() {
                 bail!("the arguments must be a JSON object, like '{{\"url\": \"https://example.com\"}}'");
             }
-            let (session, gate) = gate_with(&browser, allow_consequential);
+            let session = Arc::new(Session::new(browser.source()));
+            let gate = Gate::new(Catalog::builtin(session.clone())).allow_consequential(allow_consequential);
+            let gate = gate_args.apply(gate)?;
             let result = gate.call(&tool, args, tokio_util::sync::CancellationToken::new()).await;
             session.shutdown().await;
+            audit::flush(&gate);
             print_output(result?, json)
         }
     }

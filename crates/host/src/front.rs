@@ -20,6 +20,7 @@ use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::{ElicitationMode, NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 
+use crate::caller::CallContext;
 use crate::fence::explanation;
 use crate::gate::{CallError, ConfirmRequest, Confirmation, Confirmer, Gate, GateOutput};
 
@@ -104,6 +105,20 @@ fn elicitation_confirmer(peer: Peer<RoleServer>) -> Confirmer {
     })
 }
 
+/// The client (from its initialize info) and session (the HTTP session id, or stdio) of a request.
+fn caller_of(context: &RequestContext<RoleServer>) -> CallContext {
+    let info = context.peer.peer_info();
+    let (name, version) =
+        info.as_ref().map_or(("", ""), |i| (i.client_info.name.as_str(), i.client_info.version.as_str()));
+    match context.extensions.get::<axum::http::request::Parts>() {
+        Some(parts) => {
+            let session = parts.headers.get("mcp-session-id").and_then(|v| v.to_str().ok());
+            CallContext::http(name, version, session)
+        }
+        None => CallContext::new(name, version, "stdio"),
+    }
+}
+
 fn to_mcp_tool(spec: &lumo_browser::ToolSpec) -> Tool {
     let schema = match &spec.input_schema {
         serde_json::Value::Object(map) => map.clone(),
@@ -153,7 +168,8 @@ impl ServerHandler for LumoServer {
         let args = request.arguments.map(serde_json::Value::Object).unwrap_or(serde_json::Value::Null);
         self.notify_changes(context.peer.clone());
         let confirm = elicitation_confirmer(context.peer.clone());
-        match self.gate.call_confirmed(&request.name, args, context.ct.clone(), Some(confirm)).await {
+        let caller = caller_of(&context);
+        match self.gate.call_as(&caller, &request.name, args, context.ct.clone(), Some(confirm)).await {
             Ok(output) => Ok(to_mcp_result(output).into()),
             Err(e @ CallError::UnknownTool(_)) => Err(ErrorData::invalid_params(e.to_string(), None)),
         }
