@@ -241,3 +241,107 @@ async fn verify_and_filters_explain_bad_input() {
     assert!(!bad_rate.status.success());
     assert!(text(&bad_rate.stderr).contains("N/WINDOW"), "{}", text(&bad_rate.stderr));
 }
+
+/// POSTs one JSON-RPC message to lumo's /mcp; returns what was read of the answer (headers and body).
+async fn post(port: u16, session: Option<&str>, body: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    if let Some(id) = session {
+        request.push_str(&format!("Mcp-Session-Id: {id}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect to lumo");
+    stream.write_all(request.as_bytes()).await.expect("send");
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let _ = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => answer.extend_from_slice(&chunk[..n]),
+            }
+            let text = String::from_utf8_lossy(&answer);
+            if text.contains("\"result\"") || text.contains("\"error\"") || text.starts_with("HTTP/1.1 202") {
+                break;
+            }
+        }
+    })
+    .await;
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// Opens an MCP session over HTTP as `client`; returns its session id.
+async fn http_session(port: u16, client: &str) -> String {
+    let init = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"{client}","version":"1.0"}}}}}}"#
+    );
+    let answer = post(port, None, &init).await;
+    let id = answer
+        .lines()
+        .find_map(|l| {
+            l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id")).map(|(_, v)| v.trim())
+        })
+        .unwrap_or_else(|| panic!("no session id in {answer}"))
+        .to_string();
+    post(port, Some(&id), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_sessions_are_audited_apart_by_client_and_hashed_session() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("http.db");
+    let port = common::free_port();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_lumo"))
+        .args(["serve", "--http", &format!("127.0.0.1:{port}")])
+        .env("LUMO_AUDIT_DB", &db)
+        .env_remove("LUMO_TOKEN")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn lumo serve --http");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+        assert!(Instant::now() < deadline, "lumo did not listen");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let a = http_session(port, "audit-http-a").await;
+    let b = http_session(port, "audit-http-b").await;
+    // Refused before any browser is needed: the arguments are wrong.
+    let call =
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"page_click","arguments":{"ref":12}}}"#;
+    for session in [&a, &b] {
+        let answer = post(port, Some(session), call).await;
+        assert!(answer.contains("invalid_arguments"), "{answer}");
+    }
+    // SIGTERM: lumo stops cleanly and flushes the log.
+    let pid = child.id().expect("pid").to_string();
+    let killed = std::process::Command::new("kill").args(["-TERM", &pid]).status().expect("kill");
+    assert!(killed.success());
+    let status = tokio::time::timeout(Duration::from_secs(15), child.wait()).await.expect("lumo exits").expect("wait");
+    assert!(status.success(), "{status}");
+
+    let records = export(&db, &[]);
+    assert_eq!(records.len(), 2, "{records:?}");
+    let sessions: Vec<&str> = records.iter().filter_map(|r| r["session"].as_str()).collect();
+    assert!(sessions.iter().all(|s| s.starts_with("http:") && s.len() == 21), "{sessions:?}");
+    assert_ne!(sessions[0], sessions[1], "two sessions, two labels");
+    let clients: Vec<&str> = records.iter().filter_map(|r| r["client"].as_str()).collect();
+    assert_eq!(clients, ["audit-http-a/1.0", "audit-http-b/1.0"]);
+    let bytes = log_bytes_of(&db);
+    assert!(!contains(&bytes, &a) && !contains(&bytes, &b), "raw session ids are not stored");
+}
+
+fn log_bytes_of(db: &Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for suffix in ["", "-wal", "-shm"] {
+        let mut path = db.as_os_str().to_owned();
+        path.push(suffix);
+        all.extend(std::fs::read(PathBuf::from(path)).unwrap_or_default());
+    }
+    all
+}
