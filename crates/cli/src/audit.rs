@@ -1,6 +1,7 @@
 //! `lumo audit …` (read, export and verify the audit log) and the gate
-//! settings `lumo serve` and `lumo call` share: where the log is, how much
-//! of it to keep, and the per-client rate window for writes.
+//! settings `lumo serve` and `lumo call` share: the policy file `lumo.toml`
+//! (re-read on change), where the log is and how much of it to keep, the
+//! per-client rate window for writes, and the tool groups turned off.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -9,21 +10,144 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use lumo_host::{Audit, AuditFilter, AuditLog, AuditRecord, Gate, Retention};
 
-/// Gate settings: audit log and rate window.
+/// Gate settings: policy file, audit log, rate window, tool groups. A flag or
+/// environment variable wins over `lumo.toml`, which wins over the default.
 #[derive(Args, Clone, Debug)]
 pub(crate) struct GateArgs {
+    /// Policy file (default: $XDG_CONFIG_HOME/lumo/lumo.toml, else ~/.config/lumo/lumo.toml, if there); re-read on change.
+    #[arg(long, env = "LUMO_CONFIG", value_name = "PATH")]
+    config: Option<PathBuf>,
     /// The audit log file (default: $LUMO_DATA_DIR/audit.db, else $XDG_DATA_HOME/lumo/audit.db, else ~/.local/share/lumo/audit.db).
     #[arg(long, env = "LUMO_AUDIT_DB", value_name = "PATH")]
     audit_db: Option<PathBuf>,
-    /// Keep at most N audit records (the newest; 0 keeps all).
-    #[arg(long, env = "LUMO_AUDIT_KEEP", value_name = "N", default_value_t = 1_000_000)]
-    audit_keep: u64,
-    /// Drop audit records older than DAYS (0 keeps them).
-    #[arg(long, env = "LUMO_AUDIT_MAX_AGE_DAYS", value_name = "DAYS", default_value_t = 180)]
-    audit_max_age_days: u64,
-    /// Writes (tools not marked read-only) allowed per client per window, like 30/60s; 0 turns the limit off.
-    #[arg(long, env = "LUMO_RATE_LIMIT", value_name = "N/WINDOW", default_value = "30/60s", value_parser = parse_rate)]
-    rate_limit: RateSpec,
+    /// Keep at most N audit records (the newest; 0 keeps all) [default: 1000000].
+    #[arg(long, env = "LUMO_AUDIT_KEEP", value_name = "N")]
+    audit_keep: Option<u64>,
+    /// Drop audit records older than DAYS (0 keeps them) [default: 180].
+    #[arg(long, env = "LUMO_AUDIT_MAX_AGE_DAYS", value_name = "DAYS")]
+    audit_max_age_days: Option<u64>,
+    /// Writes (tools not marked read-only) allowed per client per window, like 30/60s; 0 turns the limit off [default: 30/60s].
+    #[arg(long, env = "LUMO_RATE_LIMIT", value_name = "N/WINDOW", value_parser = parse_rate)]
+    rate_limit: Option<RateSpec>,
+    /// Tool groups to turn off, comma-separated: evaluate, uploads, network_bodies, page_tools (or none).
+    #[arg(long, env = "LUMO_DISABLE", value_name = "GROUPS", value_delimiter = ',')]
+    disable: Option<Vec<String>>,
+}
+
+/// `lumo.toml`.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicyFile {
+    /// Like `--rate-limit`.
+    rate_limit: Option<String>,
+    #[serde(default)]
+    audit: AuditSection,
+    #[serde(default)]
+    tools: ToolsSection,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuditSection {
+    keep: Option<u64>,
+    max_age_days: Option<u64>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolsSection {
+    disable: Option<Vec<String>>,
+}
+
+/// Where `lumo.toml` is looked for when no --config is given.
+fn default_config() -> Option<PathBuf> {
+    let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    non_empty("XDG_CONFIG_HOME")
+        .or_else(|| non_empty("HOME").map(|h| h.join(".config")))
+        .map(|d| d.join("lumo/lumo.toml"))
+}
+
+fn read_policy(path: &std::path::Path) -> anyhow::Result<PolicyFile> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read the policy file {}", path.display()))?;
+    toml::from_str(&text).map_err(|e| anyhow::anyhow!("the policy file {} is not valid: {e}", path.display()))
+}
+
+fn groups(names: &[String]) -> anyhow::Result<Vec<lumo_host::ToolGroup>> {
+    names
+        .iter()
+        .filter(|n| !n.trim().is_empty() && n.trim() != "none")
+        .map(|n| lumo_host::ToolGroup::parse(n).map_err(anyhow::Error::msg))
+        .collect()
+}
+
+impl GateArgs {
+    /// The policy file in force: --config (must exist), else the default one if it exists.
+    fn policy_path(&self) -> Option<PathBuf> {
+        self.config.clone().or_else(default_config)
+    }
+
+    fn load(&self) -> anyhow::Result<PolicyFile> {
+        match self.policy_path() {
+            Some(path) if self.config.is_some() || path.is_file() => read_policy(&path),
+            _ => Ok(PolicyFile::default()),
+        }
+    }
+
+    fn rate(&self, file: &PolicyFile) -> anyhow::Result<Option<(usize, Duration)>> {
+        if let Some(spec) = self.rate_limit {
+            return Ok(spec.0);
+        }
+        let text = file.rate_limit.as_deref().unwrap_or("30/60s");
+        parse_rate(text).map(|s| s.0).map_err(|e| anyhow::anyhow!("lumo.toml rate_limit: {e}"))
+    }
+
+    fn disabled(&self, file: &PolicyFile) -> anyhow::Result<Vec<lumo_host::ToolGroup>> {
+        groups(self.disable.as_ref().or(file.tools.disable.as_ref()).map_or(&[][..], Vec::as_slice))
+    }
+
+    /// `gate` with its audit log opened, its rate window set and its tool groups on or off.
+    pub(crate) fn apply(&self, gate: Gate) -> anyhow::Result<Gate> {
+        let file = self.load()?;
+        let path = log_path(self.audit_db.clone())?;
+        let keep = self.audit_keep.or(file.audit.keep).unwrap_or(1_000_000);
+        let days = self.audit_max_age_days.or(file.audit.max_age_days).unwrap_or(180);
+        let retention =
+            Retention { max_records: keep, max_age: (days > 0).then(|| Duration::from_secs(days * 86_400)) };
+        let audit = Audit::open(&path, retention)
+            .with_context(|| "cannot open the audit log (choose another file with --audit-db PATH)")?;
+        let gate = gate.with_audit(audit).with_rate_limit(self.rate(&file)?);
+        gate.set_disabled_groups(&self.disabled(&file)?);
+        Ok(gate)
+    }
+
+    /// Re-reads the policy file when it changes and applies the rate limit and tool
+    /// groups to `gate` from the next call on (audit retention is read at start only).
+    pub(crate) fn watch(&self, gate: std::sync::Arc<Gate>) {
+        let Some(path) = self.policy_path() else { return };
+        let args = self.clone();
+        tokio::spawn(async move {
+            let stamp = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+            let mut seen = stamp(&path);
+            loop {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                let now = stamp(&path);
+                if now == seen {
+                    continue;
+                }
+                seen = now;
+                let applied = args.load().and_then(|file| Ok((args.rate(&file)?, args.disabled(&file)?)));
+                match applied {
+                    Ok((rate, disabled)) => {
+                        gate.set_rate_limit(rate);
+                        gate.set_disabled_groups(&disabled);
+                        tracing::info!(path = %path.display(), "policy re-read");
+                    }
+                    Err(e) => tracing::warn!(error = %e, "keeping the previous policy"),
+                }
+            }
+        });
+    }
 }
 
 /// `N/WINDOW`, or off.
@@ -58,20 +182,6 @@ fn log_path(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     given
         .or_else(lumo_host::default_audit_path)
         .context("no place for the audit log: set LUMO_DATA_DIR, XDG_DATA_HOME or HOME, or pass --audit-db PATH")
-}
-
-impl GateArgs {
-    /// `gate` with its audit log opened and its rate window set.
-    pub(crate) fn apply(&self, gate: Gate) -> anyhow::Result<Gate> {
-        let path = log_path(self.audit_db.clone())?;
-        let retention = Retention {
-            max_records: self.audit_keep,
-            max_age: (self.audit_max_age_days > 0).then(|| Duration::from_secs(self.audit_max_age_days * 86_400)),
-        };
-        let audit = Audit::open(&path, retention)
-            .with_context(|| "cannot open the audit log (choose another file with --audit-db PATH)")?;
-        Ok(gate.with_audit(audit).with_rate_limit(self.rate_limit.0))
-    }
 }
 
 /// Waits for the gate's audit records to reach the disk.

@@ -329,6 +329,7 @@ async fn main() -> anyhow::Result<()> {
             let session = Arc::new(Session::new(browser.source()));
             let gate = Gate::new(Catalog::builtin(session.clone())).allow_consequential(allow_consequential);
             let gate = Arc::new(gate_args.apply(gate)?);
+            gate_args.watch(gate.clone());
             let served = match http {
                 Some(addr) => tokio::select! {
                     served = lumo_host::serve_http(gate.clone(), HttpOptions { addr, token, allowed_origins: allow_origins }) => served.map_err(anyhow::Error::from),

@@ -25,6 +25,7 @@ use crate::audit::{Audit, Entry};
 use crate::caller::{CallContext, origin, tool_label};
 use crate::catalog::Catalog;
 use crate::fence::fence;
+use crate::policy::ToolGroup;
 
 /// Longest a single call may run.
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -90,8 +91,16 @@ pub struct Gate {
     allow_consequential: bool,
     // Audit and rate window (issue 10).
     audit: Option<Audit>,
-    rate: Option<Mutex<RateLimiter<String>>>,
+    rate: Mutex<RateWindow>,
+    disabled: std::sync::RwLock<Vec<ToolGroup>>,
     epoch: Instant,
+}
+
+/// The write rate window and the setting it was made from.
+#[derive(Default)]
+struct RateWindow {
+    spec: Option<(usize, Duration)>,
+    limiter: Option<RateLimiter<String>>,
 }
 
 impl Gate {
@@ -102,7 +111,8 @@ impl Gate {
             validators: Mutex::default(),
             allow_consequential: false,
             audit: None,
-            rate: None,
+            rate: Mutex::default(),
+            disabled: Default::default(),
             epoch: Instant::now(),
         }
     }
@@ -115,9 +125,29 @@ impl Gate {
 
     /// Lets each caller run at most `limit` writes (tools not marked read-only) per
     /// sliding `window`; `None` or a limit of 0 turns the window off.
-    pub fn with_rate_limit(mut self, limit: Option<(usize, Duration)>) -> Self {
-        self.rate = limit.filter(|(n, _)| *n > 0).map(|(n, window)| Mutex::new(RateLimiter::new(n, window)));
+    pub fn with_rate_limit(self, limit: Option<(usize, Duration)>) -> Self {
+        self.set_rate_limit(limit);
         self
+    }
+
+    /// Changes the write rate window from the next call on (policy re-read); the same
+    /// setting keeps the window's history.
+    pub fn set_rate_limit(&self, limit: Option<(usize, Duration)>) {
+        let limit = limit.filter(|(n, _)| *n > 0);
+        let mut rate = self.rate.lock().unwrap_or_else(|e| e.into_inner());
+        if rate.spec != limit {
+            *rate = RateWindow { spec: limit, limiter: limit.map(|(n, window)| RateLimiter::new(n, window)) };
+        }
+    }
+
+    /// Turns these tool groups off (and every other on) from the next call on: their tools
+    /// leave the list and calls to them are refused (`forbidden`, audited).
+    pub fn set_disabled_groups(&self, groups: &[ToolGroup]) {
+        *self.disabled.write().unwrap_or_else(|e| e.into_inner()) = groups.to_vec();
+    }
+
+    fn disabled_group(&self, tool: &str) -> Option<ToolGroup> {
+        self.disabled.read().unwrap_or_else(|e| e.into_inner()).iter().copied().find(|g| g.contains(tool))
     }
 
     /// The audit log calls are recorded in, if any.
@@ -139,7 +169,9 @@ impl Gate {
 
     /// Every tool, in listing order.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.catalog.specs()
+        let mut specs = self.catalog.specs();
+        specs.retain(|s| self.disabled_group(&s.name).is_none());
+        specs
     }
 
     /// Runs one call through the gate.
@@ -196,8 +228,10 @@ impl Gate {
 
     /// Admits a write by `caller`, or says when to come back.
     fn rate_check(&self, caller: &CallContext) -> Result<(), GateOutput> {
-        let Some(rate) = &self.rate else { return Ok(()) };
-        let checked = rate.lock().unwrap_or_else(|e| e.into_inner()).check(&caller.rate_key(), self.epoch.elapsed());
+        let mut rate = self.rate.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(limiter) = rate.limiter.as_mut() else { return Ok(()) };
+        let checked = limiter.check(&caller.rate_key(), self.epoch.elapsed());
+        drop(rate);
         checked.map_err(|refused| {
             let retry_ms = u64::try_from(refused.retry_after.as_millis()).unwrap_or(u64::MAX).max(1);
             let mut out = failed(ToolFailure::new(
@@ -234,6 +268,12 @@ impl Gate {
         let resolved = self.catalog.resolve(name, args).ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
         let (tool, args) = (resolved.tool, resolved.args);
         trail.resolved(&tool.spec, resolved.page.as_ref(), name);
+        if let Some(group) = self.disabled_group(&tool.spec.name).or_else(|| self.disabled_group(name)) {
+            return Ok(failed(ToolFailure::new(
+                ErrorCode::Forbidden,
+                format!("{} is turned off by policy (tool group {group}, in lumo.toml or --disable)", tool.spec.name),
+            )));
+        }
         if let Err(failure) = self.validate(&tool.spec, &args) {
             return Ok(failed(failure));
         }

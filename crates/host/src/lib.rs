@@ -27,6 +27,7 @@ mod fence;
 mod front;
 mod gate;
 mod http;
+mod policy;
 
 pub use audit::{
     Audit, AuditLog, AuditStoreError, Break, BreakKind, Entry as AuditEntry, Filter as AuditFilter,
@@ -37,3 +38,4 @@ pub use catalog::Catalog;
 pub use front::{LumoServer, serve_stdio};
 pub use gate::{CallError, ConfirmRequest, Confirmation, Confirmer, Gate, GateOutput};
 pub use http::{HttpError, HttpOptions, serve_http};
+pub use policy::ToolGroup;
