@@ -345,3 +345,30 @@ fn log_bytes_of(db: &Path) -> Vec<u8> {
     }
     all
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retention_drops_the_oldest_and_what_is_kept_still_verifies() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("kept.db");
+    // `lumo call` of an unknown tool needs no browser and is still audited; retention runs at start.
+    for _ in 0..5 {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_lumo"))
+            .args(["call", "no_such_tool", "{}", "--audit-keep", "2", "--audit-db"])
+            .arg(&db)
+            .output()
+            .expect("run lumo call");
+        assert!(!out.status.success());
+    }
+    let ids: Vec<i64> = export(&db, &[]).iter().filter_map(|r| r["id"].as_i64()).collect();
+    assert_eq!(ids, [3, 4, 5]);
+    let verified = audit(&db, &["verify"]);
+    assert!(verified.status.success(), "{}", text(&verified.stderr));
+    assert!(
+        text(&verified.stdout).contains("ok: 3 records, hash chain intact, kept from after record 2"),
+        "{}",
+        text(&verified.stdout)
+    );
+    // Without the anchor the kept records do not chain from the start.
+    let broken = tampered(&db, "no-anchor.db", "DELETE FROM meta WHERE key LIKE 'anchor_%';");
+    assert_broken_at(&broken, 3, "anchor removed");
+}
