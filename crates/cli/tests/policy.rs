@@ -113,3 +113,37 @@ async fn flags_win_over_the_policy_file_and_a_bad_file_is_refused_at_start() {
     let stderr = String::from_utf8_lossy(&typo.stderr);
     assert!(stderr.contains("is not valid") && stderr.contains("rate_limits"), "{stderr}");
 }
+
+/// Counts `notifications/tools/list_changed`.
+#[derive(Clone, Default)]
+struct ListChanges(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl rmcp::ClientHandler for ListChanges {
+    async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<rmcp::RoleClient>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turning_a_group_off_in_the_file_tells_clients_the_tool_list_changed() {
+    use rmcp::ServiceExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("lumo.toml");
+    std::fs::write(&config, "").expect("write lumo.toml");
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_lumo"));
+    command.arg("serve").arg("--config").arg(&config).env("LUMO_AUDIT_DB", dir.path().join("a.db"));
+    let transport = rmcp::transport::TokioChildProcess::new(command).expect("spawn lumo serve");
+    let changes = ListChanges::default();
+    let client = changes.clone().serve(transport).await.expect("MCP handshake");
+    let before = client.list_all_tools().await.expect("tools/list");
+    assert!(before.iter().any(|t| t.name == "file_upload"));
+    std::fs::write(&config, "[tools]\ndisable = [\"uploads\"]\n").expect("rewrite lumo.toml");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while changes.0.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < deadline, "no notifications/tools/list_changed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let after = client.list_all_tools().await.expect("tools/list");
+    assert!(!after.iter().any(|t| t.name == "file_upload"));
+    let _ = client.cancel().await;
+}

@@ -143,7 +143,15 @@ impl Gate {
     /// Turns these tool groups off (and every other on) from the next call on: their tools
     /// leave the list and calls to them are refused (`forbidden`, audited).
     pub fn set_disabled_groups(&self, groups: &[ToolGroup]) {
-        *self.disabled.write().unwrap_or_else(|e| e.into_inner()) = groups.to_vec();
+        let changed = {
+            let mut disabled = self.disabled.write().unwrap_or_else(|e| e.into_inner());
+            let changed = disabled.as_slice() != groups;
+            *disabled = groups.to_vec();
+            changed
+        };
+        if changed {
+            self.catalog.announce_change();
+        }
     }
 
     fn disabled_group(&self, tool: &str) -> Option<ToolGroup> {
