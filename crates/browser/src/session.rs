@@ -127,6 +127,11 @@ impl Session {
         Some((live, tab))
     }
 
+    /// The URL of the selected tab, if a browser is running (never starts one).
+    pub async fn selected_url(&self) -> Option<String> {
+        self.selected_if_running().await.map(|tab| tab.state().url.clone())
+    }
+
     /// The browser's process id, when lumo started it.
     pub async fn browser_pid(&self) -> Option<u32> {
         self.live.lock().await.as_ref().and_then(|l| l.browser.as_ref()).and_then(Browser::pid)

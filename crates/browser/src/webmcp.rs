@@ -518,6 +518,10 @@ impl Session {
     /// order. Empty when no browser runs yet.
     pub fn page_tools(&self) -> Vec<PageTool> {
         let Some(tab) = self.webmcp.live().and_then(|l| l.selected()) else { return Vec::new() };
+        // A page the URL policy keeps closed (a file: page without --allow-file-urls) offers no tools.
+        if self.policy.check_page(&tab.state().url).is_err() {
+            return Vec::new();
+        }
         tab_tools(&tab)
     }
 
@@ -673,15 +677,16 @@ async fn invoke_with_timeout(session: &Session, bound: &PageTool, input: Value, 
         .find(|t| t.target_id == bound.target_id)
         .cloned()
         .ok_or_else(|| stale(bound.exposed.as_deref().unwrap_or(&bound.name), "its tab was closed"))?;
+    session.check_readable(&live, &tab).await?;
     let still_there = |tab: &Tab| tab_tools(tab).iter().any(|t| t.generation == bound.generation);
     if !still_there(&tab) {
         return Err(stale(bound.exposed.as_deref().unwrap_or(&bound.name), "the registration is gone"));
     }
     crate::page::ensure_no_dialog(&tab)?;
     let input = if input.is_object() { input } else { json!({}) };
-    let (url_before, title_before, navigations_before) = {
+    let (url_before, title_before, navigations_before, marks_before) = {
         let s = tab.state();
-        (s.url.clone(), s.title.clone(), s.navigations)
+        (s.url.clone(), s.title.clone(), s.navigations, s.marks())
     };
     let title_before =
         if bound.declarative { document_title(&live, &tab).await.unwrap_or(title_before) } else { title_before };
@@ -771,15 +776,17 @@ async fn invoke_with_timeout(session: &Session, bound: &PageTool, input: Value, 
                     let s = tab.state();
                     (s.url.clone(), s.title.clone())
                 };
+                // URLs and titles are the page's (a URL can carry a token): fenced.
                 return Ok(ToolOutput::text(format!(
-                    "Page tool {:?} navigated the page from {url_before} to {url} before it answered (no output). The page tools changed: list them again (tools/list or webmcp_list).",
+                    "Page tool {:?} navigated the page before it answered (no output). The page tools changed: list them again (tools/list or webmcp_list).",
                     bound.name
                 ))
+                .with_page_text(format!("url before: {url_before}\nurl: {url}\ntitle: {title}"))
                 .with_structured(json!({"ok": true, "navigated": true, "urlBefore": url_before, "url": url, "title": title})));
             }
             let mut out = completed(bound, output);
             // A tool may move the page as it answers: say so, as actions do.
-            crate::action::settle(&tab, navigations_before, crate::action::Reach::MayNavigate).await;
+            crate::action::settle(&tab, marks_before, crate::action::Reach::MayNavigate).await;
             note_move(&tab, &mut out, &url_before, navigations_before);
             Ok(out)
         }
@@ -939,19 +946,22 @@ fn mcp_shaped(bound: &PageTool, output: &Value) -> Option<ToolOutput> {
 fn note_move(tab: &Tab, out: &mut ToolOutput, url_before: &str, navigations: u64) {
     let s = tab.state();
     let note = if s.navigations != navigations {
-        format!(
-            "\nThe page navigated from {url_before} to {}; its page tools may have changed: list them again (tools/list or webmcp_list).",
-            s.url
-        )
+        "\nThe page navigated (URLs below); its page tools may have changed: list them again (tools/list or webmcp_list)."
     } else if s.url != url_before {
-        format!("\nURL is now {} (was {url_before}).", s.url)
+        "\nThe page's URL changed (URLs below)."
     } else {
         return;
     };
     match out.failure.as_mut() {
-        Some(failure) => failure.message.push_str(&note),
-        None => out.text.push_str(&note),
+        Some(failure) => failure.message.push_str(note),
+        None => out.text.push_str(note),
     }
+    // URLs are the page's (a URL can carry a token): they go with the fenced page text.
+    let urls = format!("url before: {url_before}\nurl: {}", s.url);
+    out.page_text = Some(match out.page_text.take() {
+        Some(page) => format!("{page}\n{urls}"),
+        None => urls,
+    });
 }
 
 /// The main frame's `document.title` (the target's title is a URL-shaped
@@ -985,18 +995,18 @@ async fn declarative_report(
     let title = document_title(live, tab).await.unwrap_or_default();
     let text = if navigated {
         format!(
-            "Form tool {:?} filled and submitted the form; the page went from {url_before} to {url}. The page sends no result for form tools: read the page to see the outcome.",
+            "Form tool {:?} filled and submitted the form; the page moved (URLs below). The page sends no result for form tools: read the page to see the outcome.",
             bound.name
         )
     } else {
         format!(
-            "Form tool {:?} filled the form; the page stayed at {url}{}. The page sends no result for form tools: read the page (page_snapshot) to see what changed, and submit it yourself if it was only filled.",
+            "Form tool {:?} filled the form; the page stayed where it was{}. The page sends no result for form tools: read the page (page_snapshot) to see what changed, and submit it yourself if it was only filled.",
             bound.name,
             if title != title_before { " (its title changed)" } else { "" }
         )
     };
     // The title is the page's words.
-    ToolOutput::text(text).with_page_text(format!("title: {title}")).with_structured(json!({
+    ToolOutput::text(text).with_page_text(format!("url before: {url_before}\nurl: {url}\ntitle: {title}")).with_structured(json!({
         "ok": true,
         "declarative": true,
         "navigated": navigated,

@@ -13,6 +13,8 @@ use lumo_browser::{BrowserSource, Session, UrlPolicy};
 use lumo_cdp::LaunchOptions;
 use lumo_host::{Catalog, Gate, HttpOptions, SessionLimits};
 
+mod audit;
+
 #[derive(Parser)]
 #[command(name = "lumo", version, about = "An MCP host that gives AI agents the browser.")]
 struct Cli {
@@ -44,6 +46,8 @@ enum Command {
         allow_consequential: bool,
         #[command(flatten)]
         browser: BrowserArgs,
+        #[command(flatten)]
+        gate: audit::GateArgs,
     },
     /// List the tools (a table, or --json).
     Tools {
@@ -66,7 +70,11 @@ enum Command {
         allow_consequential: bool,
         #[command(flatten)]
         browser: BrowserArgs,
+        #[command(flatten)]
+        gate: audit::GateArgs,
     },
+    /// Read, export and verify the audit log of tool calls.
+    Audit(audit::AuditArgs),
     /// For site developers: list or call the WebMCP tools a page registers.
     Webmcp {
         #[command(subcommand)]
@@ -153,9 +161,24 @@ fn gate(browser: &BrowserArgs) -> (Arc<Session>, Arc<Gate>) {
 }
 
 fn gate_with(browser: &BrowserArgs, allow_consequential: bool) -> (Arc<Session>, Arc<Gate>) {
+    let (session, gate) = bare_gate(browser, allow_consequential);
+    (session, Arc::new(gate))
+}
+
+/// A gate with the audit log, rate window and policy of `gate_args` (serve, call).
+fn gated(
+    browser: &BrowserArgs,
+    allow_consequential: bool,
+    gate_args: &audit::GateArgs,
+) -> anyhow::Result<(Arc<Session>, Arc<Gate>)> {
+    let (session, gate) = bare_gate(browser, allow_consequential);
+    Ok((session, Arc::new(gate_args.apply(gate)?)))
+}
+
+fn bare_gate(browser: &BrowserArgs, allow_consequential: bool) -> (Arc<Session>, Gate) {
     let policy = UrlPolicy { allow_file_urls: browser.allow_file_urls };
     let session = Arc::new(Session::new(browser.source()).with_url_policy(policy));
-    (session.clone(), Arc::new(Gate::new(Catalog::builtin(session)).allow_consequential(allow_consequential)))
+    (session.clone(), Gate::new(Catalog::builtin(session)).allow_consequential(allow_consequential))
 }
 
 /// How long the page's tool set must stay unchanged before `lumo webmcp list`
@@ -410,12 +433,22 @@ async fn main() -> anyhow::Result<()> {
         .init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { http, token, allow_origins, max_sessions, session_idle, allow_consequential, browser } => {
+        Command::Serve {
+            http,
+            token,
+            allow_origins,
+            max_sessions,
+            session_idle,
+            allow_consequential,
+            browser,
+            gate: gate_args,
+        } => {
             // Listen before anything starts, so a signal never finds the default (exit at once) in place.
             let mut stop = StopSignals::listen()?;
             // Profiles left by a lumo that was killed (its browser died with it).
             lumo_cdp::sweep_stale_profiles();
-            let (session, gate) = gate_with(&browser, allow_consequential);
+            let (session, gate) = gated(&browser, allow_consequential, &gate_args)?;
+            gate_args.watch(gate.clone());
             let serving = async {
                 match http {
                     Some(addr) => {
@@ -423,11 +456,11 @@ async fn main() -> anyhow::Result<()> {
                             max_sessions: max_sessions as usize,
                             idle_timeout: std::time::Duration::from_secs(u64::from(session_idle)),
                         };
-                        lumo_host::serve_http(gate, HttpOptions { addr, token, allowed_origins: allow_origins, limits })
+                        lumo_host::serve_http(gate.clone(), HttpOptions { addr, token, allowed_origins: allow_origins, limits })
                             .await
                             .map_err(anyhow::Error::from)
                     }
-                    None => lumo_host::serve_stdio(gate).await.map_err(anyhow::Error::from),
+                    None => lumo_host::serve_stdio(gate.clone()).await.map_err(anyhow::Error::from),
                 }
             };
             // Stop serving on a signal (stdio: also at the end of stdin), by dropping the server.
@@ -439,6 +472,8 @@ async fn main() -> anyhow::Result<()> {
                 }
             };
             session.shutdown().await;
+            // The audit log's last records are on disk before lumo leaves.
+            audit::flush(&gate);
             if let Err(e) = served {
                 eprintln!("Error: {e:#}");
                 std::process::exit(1);
@@ -446,6 +481,7 @@ async fn main() -> anyhow::Result<()> {
             // Leave now: the runtime would otherwise wait for the thread blocked reading stdin.
             std::process::exit(0);
         }
+        Command::Audit(args) => audit::run(args),
         Command::Tools { json } => {
             let (_, gate) = gate(&BrowserArgs {
                 browser: None,
@@ -488,22 +524,24 @@ async fn main() -> anyhow::Result<()> {
                 name = stop.next() => bail!("stopped by {name}"),
             }
         }
-        Command::Call { tool, args, json, allow_consequential, browser } => {
+        Command::Call { tool, args, json, allow_consequential, browser, gate: gate_args } => {
             let args: serde_json::Value =
                 serde_json::from_str(&args).with_context(|| format!("the arguments are not JSON: {args}"))?;
             if !args.is_object() {
                 bail!("the arguments must be a JSON object, like '{{\"url\": \"https://example.com\"}}'");
             }
             let mut stop = StopSignals::listen()?;
-            let (session, gate) = gate_with(&browser, allow_consequential);
+            let (session, gate) = gated(&browser, allow_consequential, &gate_args)?;
             let result = tokio::select! {
                 result = gate.call(&tool, args, tokio_util::sync::CancellationToken::new()) => result,
                 name = stop.next() => {
                     session.shutdown().await;
+                    audit::flush(&gate);
                     bail!("stopped by {name} before {tool} answered");
                 }
             };
             session.shutdown().await;
+            audit::flush(&gate);
             print_output(result?, json)
         }
     }

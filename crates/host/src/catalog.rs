@@ -136,6 +136,12 @@ impl Catalog {
         &self.session
     }
 
+    /// Tells subscribers the listed tools changed for another reason than the page
+    /// (policy turned a tool group on or off).
+    pub(crate) fn announce_change(&self) {
+        self.changes.send_modify(|n| *n += 1);
+    }
+
     /// A receiver that changes (debounced) whenever the listed tools change.
     /// The first subscription starts the watcher.
     pub fn subscribe(&self) -> watch::Receiver<u64> {

@@ -27,6 +27,7 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt};
 
 use lumo_browser::PageBindings;
 
+use crate::caller::CallContext;
 use crate::fence::explanation;
 use crate::gate::{CallError, ConfirmRequest, Confirmation, Confirmer, Gate, GateOutput};
 
@@ -123,6 +124,20 @@ fn elicitation_confirmer(peer: Peer<RoleServer>) -> Confirmer {
     })
 }
 
+/// The client (from its initialize info) and session (the HTTP session id, or stdio) of a request.
+fn caller_of(context: &RequestContext<RoleServer>) -> CallContext {
+    let info = context.peer.peer_info();
+    let (name, version) =
+        info.as_ref().map_or(("", ""), |i| (i.client_info.name.as_str(), i.client_info.version.as_str()));
+    match context.extensions.get::<axum::http::request::Parts>() {
+        Some(parts) => {
+            let session = parts.headers.get("mcp-session-id").and_then(|v| v.to_str().ok());
+            CallContext::http(name, version, session)
+        }
+        None => CallContext::new(name, version, "stdio"),
+    }
+}
+
 fn to_mcp_tool(spec: &lumo_browser::ToolSpec) -> Tool {
     // Every schema shown must pass strict validators (Ajv strict): page schemas come as the
     // page wrote them (regexes in `format`, `type` arrays…). The gate still validates
@@ -177,7 +192,8 @@ impl ServerHandler for LumoServer {
         self.notify_changes(context.peer.clone());
         let confirm = elicitation_confirmer(context.peer.clone());
         let bindings = self.bindings_for(&context);
-        match self.gate.call_bound(&bindings, &request.name, args, context.ct.clone(), Some(confirm)).await {
+        let caller = caller_of(&context);
+        match self.gate.call_as(&caller, &bindings, &request.name, args, context.ct.clone(), Some(confirm)).await {
             Ok(output) => Ok(to_mcp_result(output).into()),
             Err(e @ CallError::UnknownTool(_)) => Err(ErrorData::invalid_params(e.to_string(), None)),
         }

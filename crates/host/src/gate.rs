@@ -5,20 +5,27 @@
 //! → shape the answer (untrusted fence, byte budget). Policy, confirmation of
 //! consequential actions, rate limits and audit attach here, keyed on what a
 //! tool declares, never inside tools.
+//!
+//! Every call, refused or run, ends in one audit record ([`Gate::call_as`]);
+//! writes (tools not marked read-only) pass the caller's rate window just
+//! before they run.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use lumo_browser::{Image, PageBindings, ToolSpec};
-use lumo_protocol::{ErrorCode, ToolFailure};
+use lumo_protocol::{ErrorCode, RateLimiter, ToolFailure};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::audit::{Audit, Entry};
+use crate::caller::{CallContext, origin, tool_label};
 use crate::catalog::Catalog;
 use crate::fence::fence;
+use crate::policy::ToolGroup;
 
 /// Longest a single call may run.
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -85,12 +92,79 @@ pub struct Gate {
     /// Page tool bindings of callers without an MCP session of their own (the
     /// CLI, stateless Streamable HTTP requests); every session has its own.
     bindings: Arc<PageBindings>,
+    // Audit and rate window (issue 10).
+    audit: Option<Audit>,
+    rate: Mutex<RateWindow>,
+    disabled: std::sync::RwLock<Vec<ToolGroup>>,
+    epoch: Instant,
+}
+
+/// The write rate window and the setting it was made from.
+#[derive(Default)]
+struct RateWindow {
+    spec: Option<(usize, Duration)>,
+    limiter: Option<RateLimiter<String>>,
 }
 
 impl Gate {
     /// A gate over `catalog`.
     pub fn new(catalog: Catalog) -> Self {
-        Self { catalog, validators: Mutex::default(), allow_consequential: false, bindings: Arc::default() }
+        Self {
+            catalog,
+            validators: Mutex::default(),
+            allow_consequential: false,
+            bindings: Arc::default(),
+            audit: None,
+            rate: Mutex::default(),
+            disabled: Default::default(),
+            epoch: Instant::now(),
+        }
+    }
+
+    /// Records every call in `audit`.
+    pub fn with_audit(mut self, audit: Audit) -> Self {
+        self.audit = Some(audit);
+        self
+    }
+
+    /// Lets each caller run at most `limit` writes (tools not marked read-only) per
+    /// sliding `window`; `None` or a limit of 0 turns the window off.
+    pub fn with_rate_limit(self, limit: Option<(usize, Duration)>) -> Self {
+        self.set_rate_limit(limit);
+        self
+    }
+
+    /// Changes the write rate window from the next call on (policy re-read); the same
+    /// setting keeps the window's history.
+    pub fn set_rate_limit(&self, limit: Option<(usize, Duration)>) {
+        let limit = limit.filter(|(n, _)| *n > 0);
+        let mut rate = self.rate.lock().unwrap_or_else(|e| e.into_inner());
+        if rate.spec != limit {
+            *rate = RateWindow { spec: limit, limiter: limit.map(|(n, window)| RateLimiter::new(n, window)) };
+        }
+    }
+
+    /// Turns these tool groups off (and every other on) from the next call on: their tools
+    /// leave the list and calls to them are refused (`forbidden`, audited).
+    pub fn set_disabled_groups(&self, groups: &[ToolGroup]) {
+        let changed = {
+            let mut disabled = self.disabled.write().unwrap_or_else(|e| e.into_inner());
+            let changed = disabled.as_slice() != groups;
+            *disabled = groups.to_vec();
+            changed
+        };
+        if changed {
+            self.catalog.announce_change();
+        }
+    }
+
+    fn disabled_group(&self, tool: &str) -> Option<ToolGroup> {
+        self.disabled.read().unwrap_or_else(|e| e.into_inner()).iter().copied().find(|g| g.contains(tool))
+    }
+
+    /// The audit log calls are recorded in, if any.
+    pub fn audit(&self) -> Option<&Audit> {
+        self.audit.as_ref()
     }
 
     /// Lets consequential page tools run without asking when the client cannot ask the user
@@ -107,7 +181,9 @@ impl Gate {
 
     /// Every tool, in listing order; binds nothing.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.catalog.specs()
+        let mut specs = self.catalog.specs();
+        specs.retain(|s| self.disabled_group(&s.name).is_none());
+        specs
     }
 
     /// Lists the tools for the callers without a session (see [`Gate::shared_bindings`]),
@@ -134,20 +210,82 @@ impl Gate {
         cancel: CancellationToken,
         confirm: Option<Confirmer>,
     ) -> Result<GateOutput, CallError> {
-        self.call_bound(&self.bindings.clone(), name, args, cancel, confirm).await
+        self.call_as(&CallContext::cli(), &self.bindings.clone(), name, args, cancel, confirm).await
     }
 
-    /// Runs one call for the MCP session that was shown `bindings`: a page tool
-    /// runs only if that session listed it (and it is still that registration).
-    pub async fn call_bound(
+    /// Runs one call for `caller` (its rate window, its audit records), in the MCP
+    /// session that was shown `bindings` (a page tool runs only if that session
+    /// listed it, and it is still that registration), asking `confirm` before a
+    /// consequential page tool runs. The call is audited however it ends.
+    pub async fn call_as(
         &self,
+        caller: &CallContext,
         bindings: &Arc<PageBindings>,
         name: &str,
         args: Value,
         cancel: CancellationToken,
         confirm: Option<Confirmer>,
     ) -> Result<GateOutput, CallError> {
+        let (started, at_ms) = (Instant::now(), crate::audit::now_ms());
         let args = if args.is_null() { Value::Object(Default::default()) } else { args };
+        let params_hash = lumo_protocol::params_hash(&args).map(|h| h.to_string()).unwrap_or_default();
+        let mut trail = Trail::default();
+        let result = self.run(caller, bindings, name, args, cancel, confirm, &mut trail).await;
+        if let Some(audit) = &self.audit {
+            let target = match trail.target.take() {
+                Some(origin) => origin,
+                None => self.catalog.session().selected_url().await.map(|u| origin(&u)).unwrap_or_default(),
+            };
+            audit.record(Entry {
+                at_ms,
+                client: caller.client.clone(),
+                session: caller.session.clone(),
+                source: if trail.source.is_empty() { source_of(name) } else { trail.source }.to_string(),
+                tool: tool_label(trail.tool.as_deref().unwrap_or(name)),
+                target,
+                params_hash,
+                outcome: outcome_of(&result),
+                duration_ms: i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX),
+            });
+        }
+        result
+    }
+
+    /// Admits a write by `caller`, or says when to come back.
+    fn rate_check(&self, caller: &CallContext) -> Result<(), GateOutput> {
+        let mut rate = self.rate.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(limiter) = rate.limiter.as_mut() else { return Ok(()) };
+        let checked = limiter.check(&caller.rate_key(), self.epoch.elapsed());
+        drop(rate);
+        checked.map_err(|refused| {
+            let retry_ms = u64::try_from(refused.retry_after.as_millis()).unwrap_or(u64::MAX).max(1);
+            let mut out = failed(ToolFailure::new(
+                ErrorCode::RateLimited,
+                format!(
+                    "rate limit reached: at most {} writes per {} s for this client; retry in {:.1} s",
+                    refused.limit,
+                    refused.window.as_secs(),
+                    retry_ms as f64 / 1000.0
+                ),
+            ));
+            if let Some(error) = out.structured.as_mut().and_then(|s| s.get_mut("error")) {
+                error["retryAfterMs"] = Value::from(retry_ms);
+            }
+            out
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)] // one call's whole context, passed down once
+    async fn run(
+        &self,
+        caller: &CallContext,
+        bindings: &Arc<PageBindings>,
+        name: &str,
+        args: Value,
+        cancel: CancellationToken,
+        confirm: Option<Confirmer>,
+        trail: &mut Trail,
+    ) -> Result<GateOutput, CallError> {
         // webmcp_call's own shape first; the page tool's schema is checked below.
         if let Some(spec) = self.catalog.builtin_spec(name).filter(|s| s.name == "webmcp_call")
             && let Err(failure) = self.validate(spec, &args)
@@ -157,6 +295,13 @@ impl Gate {
         let resolved =
             self.catalog.resolve(name, args, bindings).ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
         let (tool, args) = (resolved.tool, resolved.args);
+        trail.resolved(&tool.spec, resolved.page.as_ref(), name);
+        if let Some(group) = self.disabled_group(&tool.spec.name).or_else(|| self.disabled_group(name)) {
+            return Ok(failed(ToolFailure::new(
+                ErrorCode::Forbidden,
+                format!("{} is turned off by policy (tool group {group}, in lumo.toml or --disable)", tool.spec.name),
+            )));
+        }
         if let Err(failure) = self.validate(&tool.spec, &args) {
             return Ok(failed(failure));
         }
@@ -193,6 +338,11 @@ impl Gate {
             if let Some(refusal) = refusal {
                 return Ok(failed(refusal));
             }
+        }
+        if !tool.spec.hints.read_only
+            && let Err(refused) = self.rate_check(caller)
+        {
+            return Ok(refused);
         }
         let session = self.catalog.session().clone();
         let run = tool.call(session, args);
@@ -273,6 +423,40 @@ impl Gate {
                 format!("{}. See the tool's inputSchema.", problems.join("; ")),
             ))
         }
+    }
+}
+
+/// What the audit record needs to know from inside a call.
+#[derive(Default)]
+struct Trail {
+    source: &'static str,
+    tool: Option<String>,
+    target: Option<String>,
+}
+
+impl Trail {
+    fn resolved(&mut self, spec: &ToolSpec, page: Option<&lumo_browser::PageTool>, name: &str) {
+        self.tool = Some(spec.name.clone());
+        self.source = if page.is_some() { "page" } else { source_of(name) };
+        self.target = page.map(|p| origin(&p.origin));
+    }
+}
+
+/// The source a call belongs to by its name alone (page tools are `webmcp_*`).
+fn source_of(name: &str) -> &'static str {
+    if name.starts_with("webmcp_") && name != "webmcp_list" { "page" } else { "builtin" }
+}
+
+/// `ok`, or the error code a call ended with.
+fn outcome_of(result: &Result<GateOutput, CallError>) -> String {
+    match result {
+        Ok(out) if !out.is_error => "ok".to_string(),
+        Ok(out) => out
+            .structured
+            .as_ref()
+            .and_then(|s| s["error"]["code"].as_str())
+            .map_or_else(|| ErrorCode::OperationFailed.as_str().to_string(), str::to_string),
+        Err(CallError::UnknownTool(_)) => ErrorCode::NotFound.as_str().to_string(),
     }
 }
 

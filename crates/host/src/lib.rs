@@ -6,6 +6,8 @@
 //!   the tool's JSON Schema, a timeout, cancellation, and the shaping of the
 //!   answer (byte budget, untrusted fencing of page content, error envelope).
 //!   Policy, confirmation, rate limits and audit plug in here.
+//! - [`Audit`] writes one hash-chained record per call to SQLite off the
+//!   async path; [`AuditLog`] reads and verifies it (`lumo audit`).
 //! - [`LumoServer`] speaks MCP (rmcp) on stdio or Streamable HTTP
 //!   ([`serve_stdio`], [`serve_http`]).
 //!
@@ -18,6 +20,8 @@
 //! # Ok(()) }
 //! ```
 
+mod audit;
+mod caller;
 mod catalog;
 mod fence;
 mod front;
@@ -25,9 +29,16 @@ mod gate;
 mod http;
 mod sessions;
 mod stdio;
+mod policy;
 
+pub use audit::{
+    Audit, AuditLog, AuditStoreError, Break, BreakKind, Entry as AuditEntry, Filter as AuditFilter,
+    Record as AuditRecord, Retention, Verified, default_path as default_audit_path, format_time, parse_time,
+};
+pub use caller::CallContext;
 pub use catalog::Catalog;
 pub use front::{LumoServer, serve_stdio};
 pub use gate::{CallError, ConfirmRequest, Confirmation, Confirmer, Gate, GateOutput};
 pub use http::{HttpError, HttpOptions, serve_http};
 pub use sessions::{SessionLimits, Sessions, SessionsError};
+pub use policy::ToolGroup;

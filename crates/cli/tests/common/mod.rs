@@ -331,3 +331,25 @@ pub(crate) fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
     listener.local_addr().expect("local address").port()
 }
+
+impl Lumo {
+    /// Starts `lumo serve` with extra arguments and environment variables
+    /// (headless Chromium as in [`Lumo::start`]).
+    pub(crate) async fn start_with(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Self {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_lumo"));
+        command.arg("serve").args(args);
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        if std::env::var_os("LUMO_BROWSER").is_none() && Path::new("/usr/lib/chromium/chromium").is_file() {
+            command.env("LUMO_BROWSER", "/usr/lib/chromium/chromium");
+        }
+        let transport = TokioChildProcess::new(command).expect("spawn lumo serve");
+        let pid = transport.id().expect("lumo has a pid");
+        let client = tokio::time::timeout(Duration::from_secs(30), ().serve(transport))
+            .await
+            .expect("lumo answers initialize within 30 s")
+            .expect("the MCP handshake with lumo works");
+        Self { client, pid }
+    }
+}
