@@ -456,9 +456,12 @@ async fn main() -> anyhow::Result<()> {
                             max_sessions: max_sessions as usize,
                             idle_timeout: std::time::Duration::from_secs(u64::from(session_idle)),
                         };
-                        lumo_host::serve_http(gate.clone(), HttpOptions { addr, token, allowed_origins: allow_origins, limits })
-                            .await
-                            .map_err(anyhow::Error::from)
+                        lumo_host::serve_http(
+                            gate.clone(),
+                            HttpOptions { addr, token, allowed_origins: allow_origins, limits },
+                        )
+                        .await
+                        .map_err(anyhow::Error::from)
                     }
                     None => lumo_host::serve_stdio(gate.clone()).await.map_err(anyhow::Error::from),
                 }

@@ -27,9 +27,9 @@ mod fence;
 mod front;
 mod gate;
 mod http;
+mod policy;
 mod sessions;
 mod stdio;
-mod policy;
 
 pub use audit::{
     Audit, AuditLog, AuditStoreError, Break, BreakKind, Entry as AuditEntry, Filter as AuditFilter,
@@ -40,5 +40,5 @@ pub use catalog::Catalog;
 pub use front::{LumoServer, serve_stdio};
 pub use gate::{CallError, ConfirmRequest, Confirmation, Confirmer, Gate, GateOutput};
 pub use http::{HttpError, HttpOptions, serve_http};
-pub use sessions::{SessionLimits, Sessions, SessionsError};
 pub use policy::ToolGroup;
+pub use sessions::{SessionLimits, Sessions, SessionsError};
