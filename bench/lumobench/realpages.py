@@ -288,7 +288,14 @@ def markdown(cases: list[dict[str, Any]], results: dict[str, dict[str, Any]], me
         lines.append(f"lumo more than 2 points behind the better peer on {len(behind)} of {len(common)} pages"
                      + (":" if behind else "."))
         for gap, k, mine, best in sorted(behind, reverse=True):
-            lines.append(f"- {k}: lumo {100 * mine:.1f}% vs {100 * best:.1f}%")
+            extra = results["lumo"][k]
+            on = (f" (reading on: {100 * extra['recall_all']:.1f}% in {extra['calls']} calls)"
+                  if "recall_all" in extra and extra["calls"] > 1 else "")
+            lines.append(f"- {k}: lumo {100 * mine:.1f}% vs {100 * best:.1f}%{on}")
+        gaps = [max(results[p][k]["recall"] for p in peers) - results["lumo"][k].get("recall_all", 0) for k in common]
+        if any("recall_all" in results["lumo"][k] for k in common):
+            lines.append(f"Reading on past the budget: lumo more than 2 points behind on {sum(g > 0.02 for g in gaps)} "
+                         f"pages; largest gap {100 * max(gaps):.2f} points.")
         total_lumo = sum(results["lumo"][k]["bytes"] for k in common)
         total_best = sum(min(results[p][k]["bytes"] for p in peers) for k in common)
         if total_best:
