@@ -219,7 +219,10 @@ async fn navigation_and_stale_context() {
 
     // A tool that navigates: the answer says so.
     let out = call(&session, "webmcp_go_away", json!({})).await.unwrap();
-    assert!(out.text.contains("other.html"), "{}", out.text);
+    assert!(out.text.contains("navigated the page"), "{}", out.text);
+    // Where it went is the page's (a URL can carry a token): page text, fenced by the gate.
+    assert!(out.page_text.as_deref().unwrap_or_default().contains("other.html"), "{out:?}");
+    assert!(!out.text.contains("other.html"), "{}", out.text);
     assert!(
         wait_for(&session, |t| t.len() == 1 && t[0].description.contains("different")).await,
         "{:?}",
