@@ -12,6 +12,12 @@ use lumo_host::{Audit, AuditFilter, AuditLog, AuditRecord, Gate, Retention};
 
 /// Gate settings: policy file, audit log, rate window, tool groups. A flag or
 /// environment variable wins over `lumo.toml`, which wins over the default.
+
+/// The default write window. The seed's 30 per 60 s is its model for a provider's
+/// writes; an agent driving the browser clicks and types faster than that in
+/// ordinary work, so built-in actions get four times the room (still a brake on a
+/// runaway loop). `--rate-limit 30/60s` restores the seed's figure.
+const DEFAULT_RATE: &str = "120/60s";
 #[derive(Args, Clone, Debug)]
 pub(crate) struct GateArgs {
     /// Policy file (default: $XDG_CONFIG_HOME/lumo/lumo.toml, else ~/.config/lumo/lumo.toml, if there); re-read on change.
@@ -26,7 +32,7 @@ pub(crate) struct GateArgs {
     /// Drop audit records older than DAYS (0 keeps them) [default: 180].
     #[arg(long, env = "LUMO_AUDIT_MAX_AGE_DAYS", value_name = "DAYS")]
     audit_max_age_days: Option<u64>,
-    /// Writes (tools not marked read-only) allowed per client per window, like 30/60s; 0 turns the limit off [default: 30/60s].
+    /// Writes (tools not marked read-only) allowed per client per window, like 30/60s; 0 turns the limit off [default: 120/60s].
     #[arg(long, env = "LUMO_RATE_LIMIT", value_name = "N/WINDOW", value_parser = parse_rate)]
     rate_limit: Option<RateSpec>,
     /// Tool groups to turn off, comma-separated: evaluate, uploads, network_bodies, page_tools (or none).
@@ -98,7 +104,7 @@ impl GateArgs {
         if let Some(spec) = self.rate_limit {
             return Ok(spec.0);
         }
-        let text = file.rate_limit.as_deref().unwrap_or("30/60s");
+        let text = file.rate_limit.as_deref().unwrap_or(DEFAULT_RATE);
         parse_rate(text).map(|s| s.0).map_err(|e| anyhow::anyhow!("lumo.toml rate_limit: {e}"))
     }
 

@@ -204,8 +204,8 @@ async fn the_thirty_first_write_in_a_burst_is_rate_limited_and_audited() {
     let server = FixtureServer::start().await;
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("a.db");
-    // The default window: 30 writes per 60 s per client.
-    let lumo = Lumo::start_with(&[], &[("LUMO_AUDIT_DB", db.as_os_str())]).await;
+    // The seed's window: 30 writes per 60 s per client.
+    let lumo = Lumo::start_with(&["--rate-limit", "30/60s"], &[("LUMO_AUDIT_DB", db.as_os_str())]).await;
     lumo.open(&server.url("login.html")).await;
     let checkbox = ref_in(&lumo.snapshot().await, "checkbox \"Remember me\"");
     for i in 2..=30 {

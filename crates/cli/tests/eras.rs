@@ -8,8 +8,12 @@ use rmcp::model::{CallToolRequestParams, ClientConfig, ProtocolVersion};
 use rmcp::transport::TokioChildProcess;
 use serde_json::json;
 
+mod common;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_protocol_era_lists_and_calls_tools() {
+    // A web page: lumo refuses top-level data: URLs.
+    let server = common::FixtureServer::start().await;
     for version in [
         ProtocolVersion::V_2024_11_05,
         ProtocolVersion::V_2025_06_18,
@@ -27,7 +31,7 @@ async fn every_protocol_era_lists_and_calls_tools() {
             .unwrap_or_else(|e| panic!("{version}: handshake failed: {e}"));
         let tools = client.list_all_tools().await.unwrap_or_else(|e| panic!("{version}: tools/list: {e}"));
         assert!(tools.iter().any(|t| t.name == "page_snapshot"), "{version}: {} tools", tools.len());
-        let args = json!({"url": "data:text/html,<title>era</title><button>Go</button>"});
+        let args = json!({"url": server.url("login.html")});
         let mut call = CallToolRequestParams::new("browser_navigate");
         call.arguments = args.as_object().cloned();
         let result = client.call_tool(call).await.unwrap_or_else(|e| panic!("{version}: tools/call: {e}"));

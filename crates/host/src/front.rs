@@ -180,7 +180,7 @@ impl ServerHandler for LumoServer {
     ) -> Result<ListToolsResult, ErrorData> {
         self.notify_changes(context.peer.clone());
         let bindings = self.bindings_for(&context);
-        Ok(ListToolsResult::with_all_items(self.gate.catalog().list(&bindings).iter().map(to_mcp_tool).collect()))
+        Ok(ListToolsResult::with_all_items(self.gate.list_for(&bindings).iter().map(to_mcp_tool).collect()))
     }
 
     async fn call_tool(

@@ -189,7 +189,15 @@ impl Gate {
     /// Lists the tools for the callers without a session (see [`Gate::shared_bindings`]),
     /// binding the page tools listed.
     pub fn list(&self) -> Vec<ToolSpec> {
-        self.catalog.list(&self.bindings)
+        self.list_for(&self.bindings)
+    }
+
+    /// Lists the tools for the session that holds `bindings`, binding the page tools
+    /// listed; tools of groups the policy turned off are left out.
+    pub fn list_for(&self, bindings: &Arc<PageBindings>) -> Vec<ToolSpec> {
+        let mut specs = self.catalog.list(bindings);
+        specs.retain(|s| self.disabled_group(&s.name).is_none());
+        specs
     }
 
     /// The page tool bindings of callers without an MCP session of their own.
