@@ -11,8 +11,16 @@
 
 import { sharedTabs, setShared, session, setSession } from './state.js';
 
-/** Commands that change nothing: safe to run again if the worker stopped mid-run. */
-const REPEATABLE = /^[A-Za-z]+\.(get|describe|query|resolve|enable|disable|capture|setDiscoverTargets|setAutoAttach|setLifecycleEventsEnabled|setInterceptFileChooserDialog)/;
+/**
+ * Commands safe to run again if the worker stopped mid-run: they change
+ * nothing, or running them twice ends the same as once (a navigation to the
+ * same URL, which is also the command most often in flight, as it waits for
+ * the server's answer).
+ */
+const REPEATABLE = /^([A-Za-z]+\.(get|describe|query|resolve|enable|disable|capture|setDiscoverTargets|setAutoAttach|setLifecycleEventsEnabled|setInterceptFileChooserDialog)|Page\.navigate$)/;
+
+/** Commands this worker is running now: id → promise of the answer (lives and dies with the worker). */
+const running = new Map();
 
 /** How many answers to keep for resends. */
 const KEEP = 500;
@@ -135,6 +143,8 @@ export async function adoptEpoch(epoch) {
  */
 export async function begin(msg) {
   const key = `r:${msg.id}`;
+  // Sent again while still running here (the socket dropped and came back): the same answer.
+  if (running.has(msg.id)) return { done: running.get(msg.id) };
   const record = await session(key);
   if (record && record !== 'running') return { done: Promise.resolve(record) };
   if (record === 'running' && !REPEATABLE.test(msg.method)) {
@@ -156,8 +166,10 @@ export async function begin(msg) {
     if (msg.sessionId) answer.sessionId = msg.sessionId;
     await setSession({ [key]: answer });
     await chrome.storage.session.remove(`r:${msg.id - KEEP}`);
+    running.delete(msg.id);
     return answer;
   })();
+  running.set(msg.id, done);
   return { done };
 }
 
