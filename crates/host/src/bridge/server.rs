@@ -88,7 +88,12 @@ type Tx = futures_util::stream::SplitSink<tokio_tungstenite::WebSocketStream<Tcp
 
 async fn refuse(tx: &mut Tx, peer: SocketAddr, code: u16, reason: &str) {
     tracing::warn!(%peer, code, reason, "bridge: refused a connection");
-    let frame = CloseFrame { code: CloseCode::from(code), reason: reason.to_string().into() };
+    // A close frame carries at most 123 bytes of reason; the log has it whole.
+    let mut cut = reason.len().min(123);
+    while !reason.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let frame = CloseFrame { code: CloseCode::from(code), reason: reason[..cut].to_string().into() };
     let _ = tx.send(Message::Close(Some(frame))).await;
     let _ = tx.close().await;
 }
@@ -129,7 +134,7 @@ fn authenticate(shared: &Shared, first: &Value) -> Result<(Option<String>, Expir
             if !ok {
                 return Err((
                     close::BAD_CODE,
-                    "pairing code refused: unknown, used or expired; run `lumo pair` for a new one".into(),
+                    "pairing code refused: unknown, used or expired; run `lumo pair` again".into(),
                 ));
             }
             let (message, expiry) = token_message(shared, true).map_err(|e| (close::BAD_TOKEN, e))?;
@@ -155,7 +160,8 @@ async fn handle(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
     let (mut tx, mut rx) = ws.split();
     let expected = format!("chrome-extension://{}", shared.options.extension_id);
     if origin.as_deref() != Some(expected.as_str()) {
-        let reason = format!("origin {} refused; only {expected} may connect", origin.as_deref().unwrap_or("(none)"));
+        let reason =
+            format!("origin {} refused; only the paired extension may connect", origin.as_deref().unwrap_or("(none)"));
         return refuse(&mut tx, peer, close::BAD_ORIGIN, &reason).await;
     }
     let first = match tokio::time::timeout(AUTH_WITHIN, next_json(&mut rx)).await {
