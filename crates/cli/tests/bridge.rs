@@ -31,8 +31,9 @@ fn free_port() -> u16 {
 /// Chromium with the bridge loaded, lumo serving the bridge, the extension paired.
 struct Rig {
     browser: Browser,
-    lumo: RunningService<RoleClient, ()>,
+    lumo: Option<RunningService<RoleClient, ()>>,
     port: u16,
+    extra: Vec<String>,
     _state: tempfile::TempDir,
 }
 
@@ -48,15 +49,21 @@ impl Rig {
         })
         .await
         .expect("launch Chromium with the bridge extension");
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_lumo"));
-        command.args(["serve", "--bridge", &format!("127.0.0.1:{port}"), "--bridge-dir"]).arg(state.path());
-        command.args(extra);
-        let lumo = ().serve(TokioChildProcess::new(command).expect("spawn lumo")).await.expect("MCP handshake");
-        let rig = Self { browser, lumo, port, _state: state };
+        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        let lumo = serve(port, state.path(), &extra).await;
+        let rig = Self { browser, lumo: Some(lumo), port, extra, _state: state };
         let code = rig.pair_code();
         let server = format!("ws://127.0.0.1:{port}/bridge");
         rig.in_worker(&format!("chrome.storage.local.set({{server: {server:?}, pairCode: {code:?}}})")).await;
         rig
+    }
+
+    /// Stops lumo (its end of the socket drops) and starts a new one on the same port and state.
+    async fn restart_lumo(&mut self) {
+        if let Some(old) = self.lumo.take() {
+            let _ = old.cancel().await;
+        }
+        self.lumo = Some(serve(self.port, self._state.path(), &self.extra).await);
     }
 
     fn pair_code(&self) -> String {
@@ -147,14 +154,27 @@ impl Rig {
     async fn call(&self, name: &str, args: Value) -> (bool, String) {
         let Value::Object(args) = args else { panic!("arguments must be an object") };
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(args);
-        let result = tokio::time::timeout(Duration::from_secs(60), self.lumo.call_tool(params))
-            .await
-            .unwrap_or_else(|_| panic!("{name} hung"))
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let result =
+            tokio::time::timeout(Duration::from_secs(60), self.lumo.as_ref().expect("lumo runs").call_tool(params))
+                .await
+                .unwrap_or_else(|_| panic!("{name} hung"))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
         let text =
             result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n");
         (result.is_error == Some(true), text)
     }
+}
+
+async fn serve(port: u16, state: &Path, extra: &[String]) -> RunningService<RoleClient, ()> {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_lumo"));
+    command.args(["serve", "--bridge", &format!("127.0.0.1:{port}"), "--bridge-dir"]).arg(state);
+    command.args(extra);
+    // Bound until it listens: a second lumo on the port would fail to start.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    ().serve(TokioChildProcess::new(command).expect("spawn lumo")).await.expect("MCP handshake")
 }
 
 #[tokio::test]
@@ -244,6 +264,29 @@ async fn short_tokens_are_refreshed_before_they_expire() {
     let status = rig.status().await;
     assert_eq!(status["state"], "connected", "{status}");
     assert_eq!(status["at"], first["at"], "the connection was not reset by an expired token");
+    let (failed, text) = rig.call("browser_tabs", json!({"action": "list"})).await;
+    assert!(!failed, "{text}");
+}
+
+#[tokio::test]
+async fn the_extension_reconnects_within_the_backoff_when_lumo_drops_the_socket() {
+    let mut rig = Rig::start(&[]).await;
+    let first = rig.wait_connected().await;
+    let dropped = Instant::now();
+    rig.restart_lumo().await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        let status = rig.status().await;
+        if status["state"] == "connected" && status["at"] != first["at"] {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "no reconnect within 10 s: {status}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let took = dropped.elapsed();
+    eprintln!("reconnected {took:?} after the server dropped the socket: {status}");
+    // First retry after 3 s ± 20 %, plus lumo's own restart.
+    assert!(took < Duration::from_secs(6), "reconnect took {took:?}");
     let (failed, text) = rig.call("browser_tabs", json!({"action": "list"})).await;
     assert!(!failed, "{text}");
 }
