@@ -198,15 +198,11 @@ async fn refused(port: u16, origin: &str, first: Value) -> (u16, String) {
     request.headers_mut().insert("origin", origin.parse().expect("header"));
     let (mut ws, _) = tokio_tungstenite::connect_async(request).await.expect("connect");
     futures_util::SinkExt::send(&mut ws, Message::text(first.to_string())).await.ok();
-    while let Some(message) = ws.next().await {
-        match message {
-            Ok(Message::Close(Some(frame))) => return (u16::from(frame.code), frame.reason.to_string()),
-            Ok(Message::Close(None)) => break,
-            Err(e) => panic!("the refused socket failed: {e}"),
-            Ok(other) => panic!("refused socket got {other:?}"),
-        }
+    match ws.next().await {
+        Some(Ok(Message::Close(Some(frame)))) => (u16::from(frame.code), frame.reason.to_string()),
+        Some(Err(e)) => panic!("the refused socket failed: {e}"),
+        other => panic!("the refused socket closed without a reason: {other:?}"),
     }
-    panic!("closed without a reason")
 }
 
 #[tokio::test]

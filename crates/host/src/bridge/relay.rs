@@ -124,7 +124,7 @@ impl Relay {
     }
 
     /// A CDP message from the extension: an answer (once) or an event.
-    pub(crate) fn from_extension(&self, msg: &Value) {
+    pub(crate) fn extension_sent(&self, msg: &Value) {
         if let Some(id) = msg.get("id").and_then(Value::as_u64)
             && lock(&self.inner.unanswered).remove(&id).is_none()
         {

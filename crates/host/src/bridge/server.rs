@@ -146,6 +146,8 @@ fn authenticate(shared: &Shared, first: &Value) -> Result<(Option<String>, Expir
 
 async fn handle(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
     let mut origin = None;
+    // The handshake never fails here: a wrong Origin is refused after it, with a close reason.
+    #[allow(clippy::result_large_err)]
     let callback = |request: &Request, response: Response| {
         origin = request.headers().get("origin").and_then(|o| o.to_str().ok()).map(str::to_string);
         Ok(response)
@@ -208,7 +210,7 @@ async fn handle(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
                     break;
                 }
                 match message["type"].as_str() {
-                    Some("cdp") => shared.relay.from_extension(&message["msg"]),
+                    Some("cdp") => shared.relay.extension_sent(&message["msg"]),
                     Some("ping") => {
                         let _ = tx.send(Message::text(json!({"type": "pong", "n": message["n"]}).to_string())).await;
                     }
