@@ -15,9 +15,9 @@ import { sharedTabs, setShared, session, setSession } from './state.js';
  * Commands safe to run again if the worker stopped mid-run: they change
  * nothing, or running them twice ends the same as once (a navigation to the
  * same URL, which is also the command most often in flight, as it waits for
- * the server's answer).
+ * the server's answer; a fresh isolated world, of which lumo uses the newest).
  */
-const REPEATABLE = /^([A-Za-z]+\.(get|describe|query|resolve|enable|disable|capture|setDiscoverTargets|setAutoAttach|setLifecycleEventsEnabled|setInterceptFileChooserDialog)|Page\.navigate$)/;
+const REPEATABLE = /^([A-Za-z]+\.(get|describe|query|resolve|enable|disable|capture|setDiscoverTargets|setAutoAttach|setLifecycleEventsEnabled|setInterceptFileChooserDialog)|Page\.(navigate|createIsolatedWorld)$)/;
 
 /** Commands this worker is running now: id → promise of the answer (lives and dies with the worker). */
 const running = new Map();

@@ -144,6 +144,14 @@ async function scheduleRefresh() {
   }, Math.max(0, wait));
 }
 
+// Restarts a stopped worker within a second (see wake.js); the alarm is the fallback.
+async function ensureWaker() {
+  if (!chrome.offscreen || (await chrome.offscreen.hasDocument())) return;
+  await chrome.offscreen
+    .createDocument({ url: 'wake.html', reasons: ['WORKERS'], justification: 'Restart the bridge worker so lumo calls complete.' })
+    .catch((e) => console.warn('lumo bridge: no offscreen waker', e));
+}
+
 // Wakes a stopped worker now and then, so it reconnects even with nothing else happening.
 chrome.alarms.create('lumo-bridge-wake', { periodInMinutes: 0.5 });
 chrome.alarms.onAlarm.addListener(() => connect());
@@ -198,6 +206,9 @@ chrome.tabs.onUpdated.addListener(async (tabId, change, tab) => {
 chrome.runtime.onMessage.addListener((message, _sender, reply) => {
   const handle = async () => {
     switch (message.type) {
+      case 'wake':
+        connect();
+        return { ok: true };
       case 'status':
         return { status: await state.status(), shared: await state.sharedTabs(), settings: await state.settings() };
       case 'pair':
@@ -220,3 +231,4 @@ chrome.runtime.onMessage.addListener((message, _sender, reply) => {
 });
 
 connect();
+ensureWaker();

@@ -286,3 +286,49 @@ async fn the_extension_reconnects_within_the_backoff_when_lumo_drops_the_socket(
     let (failed, text) = rig.call("browser_tabs", json!({"action": "list"})).await;
     assert!(!failed, "{text}");
 }
+
+/// Times `n` snapshot calls; returns (mean per call, failures).
+async fn timed_snapshots(rig_call: impl AsyncFn() -> (bool, String), n: usize) -> (Duration, Vec<String>) {
+    let started = Instant::now();
+    let mut failures = Vec::new();
+    for _ in 0..n {
+        let (failed, text) = rig_call().await;
+        if failed {
+            failures.push(text);
+        }
+    }
+    (started.elapsed() / n as u32, failures)
+}
+
+#[tokio::test]
+async fn two_hundred_calls_with_twenty_worker_stops_lose_none() {
+    let pages = FixtureServer::start().await;
+    let rig = Rig::start(&[]).await;
+    rig.wait_connected().await;
+    rig.call("browser_navigate", json!({"url": pages.url("login.html")})).await;
+    let calls = timed_snapshots(|| rig.call("page_snapshot", json!({})), 200);
+    let stops = async {
+        for _ in 0..20 {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let target = rig.worker_target().await;
+            let _ = rig.cdp().call("Target.closeTarget", json!({"targetId": target}), None).await;
+        }
+    };
+    let ((mean, failures), ()) = tokio::join!(calls, stops);
+    eprintln!("200 snapshots over the bridge with 20 worker stops: mean {mean:?} per call, {} failed", failures.len());
+    assert!(failures.is_empty(), "failed calls: {failures:#?}");
+    // Without stops, for the latency figure.
+    let (quiet, failures) = timed_snapshots(|| rig.call("page_snapshot", json!({})), 100).await;
+    assert!(failures.is_empty(), "{failures:#?}");
+    let launched = common::Lumo::start().await;
+    launched.ok("browser_navigate", json!({"url": pages.url("login.html")})).await;
+    let (direct, _) = timed_snapshots(
+        || async {
+            let a = launched.call("page_snapshot", json!({})).await;
+            (a.is_error(), a.text())
+        },
+        100,
+    )
+    .await;
+    eprintln!("page_snapshot: {quiet:?} per call over the bridge, {direct:?} launched (pipe)");
+}
