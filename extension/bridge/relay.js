@@ -13,11 +13,11 @@ import { sharedTabs, setShared, session, setSession } from './state.js';
 
 /**
  * Commands safe to run again if the worker stopped mid-run: they change
- * nothing, or running them twice ends the same as once (a navigation to the
- * same URL, which is also the command most often in flight, as it waits for
- * the server's answer; a fresh isolated world, of which lumo uses the newest).
+ * nothing, or running them twice ends the same as once (a fresh isolated
+ * world, of which lumo uses the newest). Page.navigate, the command most
+ * often in flight, is answered by waiting for its commit (navigationOf).
  */
-const REPEATABLE = /^([A-Za-z]+\.(get|describe|query|resolve|enable|disable|capture|setDiscoverTargets|setAutoAttach|setLifecycleEventsEnabled|setInterceptFileChooserDialog)|Page\.(navigate|createIsolatedWorld)$)/;
+const REPEATABLE = /^([A-Za-z]+\.(get|describe|query|resolve|enable|disable|capture|setDiscoverTargets|setAutoAttach|setLifecycleEventsEnabled|setInterceptFileChooserDialog)|Page\.createIsolatedWorld$)/;
 
 /** Commands this worker is running now: id → promise of the answer (lives and dies with the worker). */
 const running = new Map();
@@ -136,6 +136,25 @@ export async function adoptEpoch(epoch) {
   await setSession({ epoch });
 }
 
+/** The answer to a Page.navigate that a stopped worker started: its commit, or a new run after 10 s. */
+async function navigationOf(msg) {
+  const target = split(msg.sessionId);
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const tree = await chrome.debugger.sendCommand(target, 'Page.getFrameTree', {}).catch(() => null);
+    const frame = tree?.frameTree?.frame;
+    if (frame && frame.url === msg.params.url) {
+      return { id: msg.id, sessionId: msg.sessionId, result: { frameId: frame.id, loaderId: frame.loaderId } };
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  try {
+    return { id: msg.id, sessionId: msg.sessionId, result: await run(msg) };
+  } catch (e) {
+    return { id: msg.id, sessionId: msg.sessionId, error: { code: -32000, message: String(e.message || e) } };
+  }
+}
+
 /**
  * Starts one command from lumo (at most once). Resolves, in arrival order,
  * to `{ done }`: a promise of the answer message. The caller awaits `begin`
@@ -147,6 +166,10 @@ export async function begin(msg) {
   if (running.has(msg.id)) return { done: running.get(msg.id) };
   const record = await session(key);
   if (record && record !== 'running') return { done: Promise.resolve(record) };
+  if (record === 'running' && msg.method === 'Page.navigate' && msg.sessionId) {
+    // Running it again would abort the navigation the first run started: wait for that one instead.
+    return { done: navigationOf(msg) };
+  }
   if (record === 'running' && !REPEATABLE.test(msg.method)) {
     const error = {
       code: -32000,

@@ -332,3 +332,30 @@ async fn two_hundred_calls_with_twenty_worker_stops_lose_none() {
     .await;
     eprintln!("page_snapshot: {quiet:?} per call over the bridge, {direct:?} launched (pipe)");
 }
+
+#[tokio::test]
+async fn a_silent_connection_is_closed_within_twenty_seconds() {
+    let rig = Rig::start(&[]).await;
+    rig.wait_connected().await;
+    let token = rig.in_worker("chrome.storage.local.get('token').then(s => s.token)").await;
+    // Point the extension elsewhere, so the silent socket below is the only one.
+    rig.in_worker("chrome.storage.local.set({server: 'ws://127.0.0.1:9/bridge'})").await;
+    let mut request = format!("ws://127.0.0.1:{}/bridge", rig.port).into_client_request().expect("request");
+    request.headers_mut().insert("origin", format!("chrome-extension://{EXTENSION_ID}").parse().expect("header"));
+    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.expect("connect");
+    futures_util::SinkExt::send(&mut ws, Message::text(json!({"type": "auth", "token": token}).to_string()))
+        .await
+        .expect("send auth");
+    let started = Instant::now();
+    let close = loop {
+        match tokio::time::timeout(Duration::from_secs(30), ws.next()).await.expect("closed within 30 s") {
+            Some(Ok(Message::Close(frame))) => break frame,
+            Some(Ok(_)) => continue,
+            other => panic!("no close frame: {other:?}"),
+        }
+    };
+    let frame = close.expect("a close reason");
+    let took = started.elapsed();
+    assert_eq!(u16::from(frame.code), 4008, "{frame:?}");
+    assert!(took >= Duration::from_secs(19) && took < Duration::from_secs(22), "closed after {took:?}");
+}
