@@ -47,6 +47,23 @@ function info(t) {
   return { targetId: t.id, type: 'page', url: t.url, title: t.title, attached: t.attached, canAccessOpener: false };
 }
 
+/** Puts a shared tab in the "lumo" tab group, so the user sees what the agent can drive. */
+async function markShared(tabId) {
+  if (!chrome.tabGroups) return;
+  try {
+    const known = await session('groupId');
+    const group = await chrome.tabs.group(known ? { tabIds: tabId, groupId: known } : { tabIds: tabId }).catch(() =>
+      chrome.tabs.group({ tabIds: tabId }),
+    );
+    if (group !== known) {
+      await setSession({ groupId: group });
+      await chrome.tabGroups.update(group, { title: 'lumo', color: 'purple' });
+    }
+  } catch (e) {
+    console.warn('lumo bridge: could not mark the shared tab with a tab group', e);
+  }
+}
+
 /** Shares a tab with lumo (tabs opened by a shared tab are shared too). */
 export async function share(tabId) {
   const shared = await sharedTabs();
@@ -54,6 +71,7 @@ export async function share(tabId) {
   const target = await targetOfTab(tabId);
   shared[tabId] = target.id;
   await setShared(shared);
+  await markShared(tabId);
   return target.id;
 }
 
@@ -64,6 +82,7 @@ export async function unshare(tabId) {
   delete shared[tabId];
   await setShared(shared);
   await chrome.debugger.detach({ targetId }).catch(() => {});
+  await chrome.tabs.ungroup(Number(tabId)).catch(() => {});
   return targetId;
 }
 

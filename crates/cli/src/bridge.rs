@@ -33,7 +33,8 @@ impl DirArg {
 #[derive(Args, Clone)]
 pub(crate) struct BridgeArgs {
     /// Drive the user's own Chrome through the bridge extension, which connects to ADDR (loopback).
-    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = bridge::DEFAULT_ADDR)]
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = bridge::DEFAULT_ADDR,
+          conflicts_with_all = ["cdp_endpoint", "browser", "user_data_dir", "headful"])]
     bridge: Option<SocketAddr>,
     #[command(flatten)]
     dir: DirArg,

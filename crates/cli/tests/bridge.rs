@@ -359,3 +359,13 @@ async fn a_silent_connection_is_closed_within_twenty_seconds() {
     assert_eq!(u16::from(frame.code), 4008, "{frame:?}");
     assert!(took >= Duration::from_secs(19) && took < Duration::from_secs(22), "closed after {took:?}");
 }
+
+#[tokio::test]
+async fn tabs_lumo_opens_are_shared_in_the_lumo_tab_group() {
+    let rig = Rig::start(&[]).await;
+    rig.wait_connected().await;
+    let (failed, text) = rig.call("browser_tabs", json!({"action": "list"})).await;
+    assert!(!failed, "{text}");
+    let groups = rig.in_worker("chrome.tabGroups.query({}).then(g => g.map(x => x.title))").await;
+    assert_eq!(groups, json!(["lumo"]), "{groups}");
+}
