@@ -41,6 +41,9 @@ pub(crate) struct BridgeArgs {
     /// Lifetime of the extension's access tokens, in seconds (short ones are for tests).
     #[arg(long, value_name = "SECONDS", default_value_t = 3600, hide = true)]
     bridge_token_ttl: u64,
+    /// How long a browser tool call waits for the extension to (re)connect, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 20)]
+    bridge_wait: u64,
 }
 
 impl BridgeArgs {
@@ -49,6 +52,7 @@ impl BridgeArgs {
         let Some(addr) = self.bridge else { return Ok(None) };
         let mut options = BridgeOptions::new(addr, self.dir.dir()?);
         options.token_ttl = Duration::from_secs(self.bridge_token_ttl.max(1));
+        options.wait = Duration::from_secs(self.bridge_wait);
         let bridge = bridge::start(options).await?;
         eprintln!("lumo: bridge listening on ws://{}/bridge", bridge.addr());
         Ok(Some(bridge))

@@ -369,3 +369,16 @@ async fn tabs_lumo_opens_are_shared_in_the_lumo_tab_group() {
     let groups = rig.in_worker("chrome.tabGroups.query({}).then(g => g.map(x => x.title))").await;
     assert_eq!(groups, json!(["lumo"]), "{groups}");
 }
+
+#[tokio::test]
+async fn a_call_fails_saying_why_when_the_extension_stays_away() {
+    let pages = FixtureServer::start().await;
+    let rig = Rig::start(&["--bridge-wait", "3"]).await;
+    rig.wait_connected().await;
+    rig.call("browser_navigate", json!({"url": pages.url("login.html")})).await;
+    rig.in_worker("chrome.storage.local.set({server: 'ws://127.0.0.1:9/bridge'})").await;
+    let started = Instant::now();
+    let (failed, text) = rig.call("page_snapshot", json!({})).await;
+    assert!(failed && text.contains("bridge extension has not been connected for 3 s"), "{text}");
+    assert!(started.elapsed() < Duration::from_secs(6), "{:?}", started.elapsed());
+}

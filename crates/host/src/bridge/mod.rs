@@ -37,6 +37,8 @@ pub struct BridgeOptions {
     /// The connection is dropped when the extension is silent this long
     /// (it sends a heartbeat every 15 s).
     pub silence_limit: Duration,
+    /// How long a call waits for an absent extension before it fails.
+    pub wait: Duration,
 }
 
 impl BridgeOptions {
@@ -48,6 +50,7 @@ impl BridgeOptions {
             extension_id: EXTENSION_ID.to_string(),
             token_ttl: Duration::from_secs(3600),
             silence_limit: Duration::from_secs(20),
+            wait: Duration::from_secs(20),
         }
     }
 }

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use lumo_cdp::{CdpError, Connection};
 use serde_json::{Value, json};
@@ -30,6 +31,8 @@ struct Inner {
     /// Answers dropped because their command was answered already.
     duplicates: AtomicU64,
     next_socket: AtomicU64,
+    /// When the last extension socket went away (or the relay started).
+    away_since: Mutex<Option<Instant>>,
 }
 
 /// The relay; cheap to clone.
@@ -51,8 +54,8 @@ fn envelope(msg: &str) -> String {
 }
 
 impl Relay {
-    /// A relay with no extension connected yet.
-    pub fn new() -> Self {
+    /// A relay with no extension connected yet, whose calls wait for one up to `wait`.
+    pub fn new(wait: Duration) -> Self {
         let (to_lumo, from_relay) = mpsc::unbounded_channel();
         let incoming =
             futures_util::stream::unfold(from_relay, |mut rx| async move { rx.recv().await.map(|m| (m, rx)) });
@@ -62,7 +65,9 @@ impl Relay {
             to_lumo,
             duplicates: AtomicU64::new(0),
             next_socket: AtomicU64::new(1),
+            away_since: Mutex::new(Some(Instant::now())),
         });
+        tokio::spawn(watchdog(Arc::downgrade(&inner), wait));
         let outgoing = futures_util::sink::unfold(inner.clone(), |inner: Arc<Inner>, text: String| async move {
             Relay::from_lumo(&inner, text);
             Ok::<_, CdpError>(inner)
@@ -112,6 +117,7 @@ impl Relay {
             let _ = socket.send(envelope(text));
         }
         *current = Some((number, socket));
+        *lock(&self.inner.away_since) = None;
         number
     }
 
@@ -120,6 +126,7 @@ impl Relay {
         let mut current = self.current();
         if current.as_ref().is_some_and(|(n, _)| *n == number) {
             *current = None;
+            *lock(&self.inner.away_since) = Some(Instant::now());
         }
     }
 
@@ -141,9 +148,23 @@ impl Relay {
     }
 }
 
-impl Default for Relay {
-    fn default() -> Self {
-        Self::new()
+/// Fails the commands that waited longer than `wait` for an absent extension, saying why.
+async fn watchdog(inner: std::sync::Weak<Inner>, wait: Duration) {
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    loop {
+        tick.tick().await;
+        let Some(inner) = inner.upgrade() else { return };
+        let away = *lock(&inner.away_since);
+        let Some(since) = away.filter(|since| since.elapsed() >= wait) else { continue };
+        let expired: Vec<u64> = std::mem::take(&mut *lock(&inner.unanswered)).into_keys().collect();
+        for id in expired {
+            let message = format!(
+                "unavailable: the lumo bridge extension has not been connected for {} s (is it installed, paired, pointed at this lumo? see its popup)",
+                since.elapsed().as_secs()
+            );
+            let _ =
+                inner.to_lumo.send(Ok(json!({"id": id, "error": {"code": -32001, "message": message}}).to_string()));
+        }
     }
 }
 

@@ -71,7 +71,7 @@ pub async fn start(options: BridgeOptions) -> Result<Bridge, BridgeError> {
     let addr = listener.local_addr().map_err(|e| BridgeError::Listen(e.to_string()))?;
     let mut epoch = [0u8; 8];
     getrandom::fill(&mut epoch).map_err(|e| BridgeError::State(format!("no randomness: {e}")))?;
-    let relay = Relay::new();
+    let relay = Relay::new(options.wait);
     let shared = Arc::new(Shared { options, store, relay: relay.clone(), epoch: hex::encode(epoch) });
     let task = tokio::spawn(async move {
         loop {
