@@ -21,6 +21,9 @@ pub enum BrowserSource {
     Launch(LaunchOptions),
     /// lumo attaches to a running browser (`ws://…` or `http://host:port`).
     Attach(String),
+    /// The user's own browser, through the bridge extension: a CDP connection
+    /// over the relay (see `lumo_host::bridge`), which outlives the extension's sockets.
+    Bridge(Connection),
 }
 
 /// The browser lumo drives, started on first use.
@@ -184,6 +187,7 @@ impl Live {
                 (browser.connection().clone(), Some(browser))
             }
             BrowserSource::Attach(endpoint) => (lumo_cdp::connect_endpoint(endpoint).await?, None),
+            BrowserSource::Bridge(connection) => (connection.clone(), None),
         };
         let events = cdp.subscribe();
         let live = Arc::new_cyclic(|weak: &Weak<Live>| {

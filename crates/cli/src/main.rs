@@ -14,6 +14,7 @@ use lumo_cdp::LaunchOptions;
 use lumo_host::{Catalog, Gate, HttpOptions, SessionLimits};
 
 mod audit;
+mod bridge;
 
 #[derive(Parser)]
 #[command(name = "lumo", version, about = "An MCP host that gives AI agents the browser.")]
@@ -48,6 +49,13 @@ enum Command {
         browser: BrowserArgs,
         #[command(flatten)]
         gate: audit::GateArgs,
+        #[command(flatten)]
+        bridge: bridge::BridgeArgs,
+    },
+    /// Print a one-time code that pairs the bridge extension with this lumo.
+    Pair {
+        #[command(flatten)]
+        dir: bridge::DirArg,
     },
     /// List the tools (a table, or --json).
     Tools {
@@ -140,10 +148,16 @@ struct BrowserArgs {
     /// Let lumo open and read local files (file: URLs); refused by default.
     #[arg(long)]
     allow_file_urls: bool,
+    /// Set by `serve --bridge`: the CDP connection over the bridge relay.
+    #[arg(skip)]
+    relay: Option<lumo_cdp::Connection>,
 }
 
 impl BrowserArgs {
     fn source(&self) -> BrowserSource {
+        if let Some(relay) = &self.relay {
+            return BrowserSource::Bridge(relay.clone());
+        }
         match &self.cdp_endpoint {
             Some(endpoint) => BrowserSource::Attach(endpoint.clone()),
             None => BrowserSource::Launch(LaunchOptions {
@@ -440,9 +454,13 @@ async fn main() -> anyhow::Result<()> {
             max_sessions,
             session_idle,
             allow_consequential,
-            browser,
+            mut browser,
             gate: gate_args,
+            bridge,
         } => {
+            // Kept alive while serving: the extension's endpoint.
+            let bridge = bridge.start().await?;
+            browser.relay = bridge.as_ref().map(|b| b.relay().connection().clone());
             // Listen before anything starts, so a signal never finds the default (exit at once) in place.
             let mut stop = StopSignals::listen()?;
             // Profiles left by a lumo that was killed (its browser died with it).
@@ -485,6 +503,7 @@ async fn main() -> anyhow::Result<()> {
             std::process::exit(0);
         }
         Command::Audit(args) => audit::run(args),
+        Command::Pair { dir } => bridge::pair(&dir),
         Command::Tools { json } => {
             let (_, gate) = gate(&BrowserArgs {
                 browser: None,
@@ -492,6 +511,7 @@ async fn main() -> anyhow::Result<()> {
                 user_data_dir: None,
                 headful: false,
                 allow_file_urls: false,
+                relay: None,
             });
             let specs = gate.specs();
             if json {

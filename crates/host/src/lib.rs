@@ -21,6 +21,7 @@
 //! ```
 
 mod audit;
+pub mod bridge;
 mod caller;
 mod catalog;
 mod fence;
