@@ -1006,14 +1006,16 @@ async fn declarative_report(
         )
     };
     // The title is the page's words.
-    ToolOutput::text(text).with_page_text(format!("url before: {url_before}\nurl: {url}\ntitle: {title}")).with_structured(json!({
-        "ok": true,
-        "declarative": true,
-        "navigated": navigated,
-        "urlBefore": url_before,
-        "url": url,
-        "title": title,
-    }))
+    ToolOutput::text(text)
+        .with_page_text(format!("url before: {url_before}\nurl: {url}\ntitle: {title}"))
+        .with_structured(json!({
+            "ok": true,
+            "declarative": true,
+            "navigated": navigated,
+            "urlBefore": url_before,
+            "url": url,
+            "title": title,
+        }))
 }
 
 #[cfg(test)]

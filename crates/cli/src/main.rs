@@ -14,12 +14,17 @@ use lumo_cdp::LaunchOptions;
 use lumo_host::{Catalog, Gate, HttpOptions, SessionLimits};
 
 mod audit;
+mod redaction;
 
 #[derive(Parser)]
 #[command(name = "lumo", version, about = "An MCP host that gives AI agents the browser.")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// A secret to hide in every answer and log line, shown as [redacted] (repeatable;
+    /// LUMO_REDACT adds more, comma-separated).
+    #[arg(long = "redact", value_name = "SECRET", global = true)]
+    redact: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -178,7 +183,8 @@ fn gated(
 fn bare_gate(browser: &BrowserArgs, allow_consequential: bool) -> (Arc<Session>, Gate) {
     let policy = UrlPolicy { allow_file_urls: browser.allow_file_urls };
     let session = Arc::new(Session::new(browser.source()).with_url_policy(policy));
-    (session.clone(), Gate::new(Catalog::builtin(session)).allow_consequential(allow_consequential))
+    let gate = Gate::new(Catalog::builtin(session.clone())).allow_consequential(allow_consequential);
+    (session, gate.redact(redaction::redactor()))
 }
 
 /// How long the page's tool set must stay unchanged before `lumo webmcp list`
@@ -425,13 +431,14 @@ fn print_output(output: lumo_host::GateOutput, json: bool) -> anyhow::Result<()>
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    // Logs go to stderr: stdout belongs to the MCP stream.
+    let cli = Cli::parse();
+    redaction::init(&cli.redact);
+    // Logs go to stderr (stdout belongs to the MCP stream), credentials hidden.
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("LUMO_LOG").unwrap_or_else(|_| "warn".into()))
-        .with_writer(std::io::stderr)
+        .with_writer(|| redaction::LogWriter)
         .with_ansi(false)
         .init();
-    let cli = Cli::parse();
     match cli.command {
         Command::Serve {
             http,
@@ -456,9 +463,12 @@ async fn main() -> anyhow::Result<()> {
                             max_sessions: max_sessions as usize,
                             idle_timeout: std::time::Duration::from_secs(u64::from(session_idle)),
                         };
-                        lumo_host::serve_http(gate.clone(), HttpOptions { addr, token, allowed_origins: allow_origins, limits })
-                            .await
-                            .map_err(anyhow::Error::from)
+                        lumo_host::serve_http(
+                            gate.clone(),
+                            HttpOptions { addr, token, allowed_origins: allow_origins, limits },
+                        )
+                        .await
+                        .map_err(anyhow::Error::from)
                     }
                     None => lumo_host::serve_stdio(gate.clone()).await.map_err(anyhow::Error::from),
                 }

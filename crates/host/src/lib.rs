@@ -27,9 +27,9 @@ mod fence;
 mod front;
 mod gate;
 mod http;
+mod policy;
 mod sessions;
 mod stdio;
-mod policy;
 
 pub use audit::{
     Audit, AuditLog, AuditStoreError, Break, BreakKind, Entry as AuditEntry, Filter as AuditFilter,
@@ -38,7 +38,7 @@ pub use audit::{
 pub use caller::CallContext;
 pub use catalog::Catalog;
 pub use front::{LumoServer, serve_stdio};
-pub use gate::{CallError, ConfirmRequest, Confirmation, Confirmer, Gate, GateOutput};
+pub use gate::{CallError, ConfirmRequest, Confirmation, Confirmer, Gate, GateOutput, UNTRUSTED_KEY};
 pub use http::{HttpError, HttpOptions, serve_http};
-pub use sessions::{SessionLimits, Sessions, SessionsError};
 pub use policy::ToolGroup;
+pub use sessions::{SessionLimits, Sessions, SessionsError};

@@ -21,8 +21,10 @@ pub(crate) fn tools() -> Vec<Tool<Ctx>> {
             "Open a URL in the current tab, or go back, forward or reload; waits for the load.",
             Hints::OPEN,
             navigate,
-        ),
-        Tool::new("browser_tabs", "List, open, select or close tabs.", Hints::ACT, tabs),
+        )
+        // Where the page went and its title: the page's words.
+        .untrusted(),
+        Tool::new("browser_tabs", "List, open, select or close tabs.", Hints::ACT, tabs).untrusted(),
         Tool::new("browser_resize", "Set the viewport size in CSS pixels.", Hints::ACT, resize),
     ]
 }
