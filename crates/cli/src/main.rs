@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
+use lumo_browser::origin::{OriginLists, OriginPattern};
 use lumo_browser::{BrowserSource, Session, UrlPolicy};
 use lumo_cdp::LaunchOptions;
 use lumo_host::{Catalog, Gate, HttpOptions, SessionLimits};
@@ -145,6 +146,19 @@ struct BrowserArgs {
     /// Let lumo open and read local files (file: URLs); refused by default.
     #[arg(long)]
     allow_file_urls: bool,
+    /// Only open and read pages of these origins (repeatable; e.g. https://*.example.com,
+    /// http://localhost:8080; LUMO_BROWSE_ALLOW, comma-separated).
+    #[arg(long = "browse-allow", value_name = "PATTERN", env = "LUMO_BROWSE_ALLOW", value_delimiter = ',', value_parser = parse_origin)]
+    browse_allow: Vec<OriginPattern>,
+    /// Never open or read pages of these origins, even on the allow list (repeatable;
+    /// LUMO_BROWSE_BLOCK, comma-separated).
+    #[arg(long = "browse-block", value_name = "PATTERN", env = "LUMO_BROWSE_BLOCK", value_delimiter = ',', value_parser = parse_origin)]
+    browse_block: Vec<OriginPattern>,
+}
+
+fn parse_origin(pattern: &str) -> Result<OriginPattern, String> {
+    OriginPattern::parse(pattern)
+        .map_err(|e| format!("{e}; write [scheme://]host[:port], e.g. https://*.example.com or http://localhost:8080"))
 }
 
 impl BrowserArgs {
@@ -181,7 +195,8 @@ fn gated(
 }
 
 fn bare_gate(browser: &BrowserArgs, allow_consequential: bool) -> (Arc<Session>, Gate) {
-    let policy = UrlPolicy { allow_file_urls: browser.allow_file_urls };
+    let origins = OriginLists { allow: browser.browse_allow.clone(), block: browser.browse_block.clone() };
+    let policy = UrlPolicy { allow_file_urls: browser.allow_file_urls, origins };
     let session = Arc::new(Session::new(browser.source()).with_url_policy(policy));
     let gate = Gate::new(Catalog::builtin(session.clone())).allow_consequential(allow_consequential);
     (session, gate.redact(redaction::redactor()))
@@ -499,6 +514,8 @@ async fn main() -> anyhow::Result<()> {
                 user_data_dir: None,
                 headful: false,
                 allow_file_urls: false,
+                browse_allow: Vec::new(),
+                browse_block: Vec::new(),
             });
             let specs = gate.specs();
             if json {
