@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 
-from . import metrics, pages
+from . import metrics, pages, realpages
 from .servers import CHROMIUM, CHROMIUM_FLAGS, all_specs
 from .suite import TASKS, SessionOptions, run_session
 
@@ -36,6 +36,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--peer-flag", action="append", default=[],
                    help="extra Chromium flag for the peers (repeatable), e.g. to match lumo's own launcher")
     p.add_argument("--out", type=Path, default=BENCH / "results", help="results folder")
+    real = p.add_argument_group("real pages (Mozilla Readability's test pages, from the readabilityrs crate)")
+    real.add_argument("--real-pages", action="store_true",
+                      help="measure each server's snapshot on real pages: article word recall and bytes")
+    real.add_argument("--min-bytes", type=int, default=20_000, help="only pages whose source.html has this many bytes")
+    real.add_argument("--cases", help="comma-separated subset of test-page folders, e.g. lwn-1,wikipedia-2")
+    real.add_argument("--reuse", action="store_true",
+                      help="fill in servers not measured in this run from their last saved real-pages figures")
     return p.parse_args(argv)
 
 
@@ -129,6 +136,15 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.real_pages:
+        wanted = args.servers.split(",")
+        specs = [s for s in all_specs(REPO, CACHE, CACHE / "work", tuple(args.peer_flag)) if s.name in wanted]
+        for s in specs:
+            if not s.available:
+                print(f"[bench] skipping {s.name}: {s.why_unavailable}", file=sys.stderr)
+        runnable = [s for s in specs if s.available]
+        print(anyio.run(realpages.run, args, runnable, CACHE, args.out))
+        return
     result = anyio.run(main_async, args)
     paths = metrics.write_results(result, args.out)
     print(metrics.markdown(result))

@@ -279,7 +279,7 @@ async fn page_screenshot_captures_viewport_element_and_full_page_within_budget()
     b.fails("page_screenshot", json!({"format": "jpeg", "quality": 0}), ErrorCode::InvalidArguments, "quality:").await;
     b.fails("page_screenshot", json!({"max_bytes": 5}), ErrorCode::InvalidArguments, "max_bytes:").await;
     b.fails("page_screenshot", json!({"ref": "nope"}), ErrorCode::InvalidArguments, "ref:").await;
-    b.fails("page_screenshot", json!({"ref": "e99999"}), ErrorCode::StaleRef, "e99999").await;
+    b.fails("page_screenshot", json!({"ref": "e99999"}), ErrorCode::NotFound, "never given out").await;
     b.close().await;
 }
 
@@ -536,7 +536,13 @@ async fn devtools_console_and_evaluate() {
     b.fails("devtools_evaluate", json!({"expression": " "}), ErrorCode::InvalidArguments, "expression:").await;
     b.fails("devtools_evaluate", json!({"expression": "1", "max_bytes": 5}), ErrorCode::InvalidArguments, "max_bytes:")
         .await;
-    b.fails("devtools_evaluate", json!({"function": "el => el", "ref": "e99999"}), ErrorCode::StaleRef, "e99999").await;
+    b.fails(
+        "devtools_evaluate",
+        json!({"function": "el => el", "ref": "e99999"}),
+        ErrorCode::NotFound,
+        "never given out",
+    )
+    .await;
     b.close().await;
 }
 

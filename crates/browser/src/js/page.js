@@ -43,9 +43,47 @@
     const explicit = e.getAttribute('role');
     if (explicit) return explicit.split(' ')[0];
     const f = IMPLICIT[e.tagName];
-    if (f) return f(e);
+    if (f) return TABLE_PARTS.has(e.tagName) && layoutTable(e.closest('table')) ? '' : f(e);
     if (e.isContentEditable && (e.parentElement === null || !e.parentElement.isContentEditable)) return 'textbox';
     return '';
+  }
+
+  // Layout tables (a page laid out in cells, as old sites and mail are) read as
+  // their content, not as rows of cut cells: an article in one cell is still
+  // an article (issue 13). Decided by shape, once per table per call.
+  const TABLE_PARTS = new Set(['TABLE', 'TR', 'TD', 'TH']);
+  const BLOCKS = 'p,div,ul,ol,dl,h1,h2,h3,h4,h5,h6,blockquote,pre,form,article,section,table,br';
+  let layoutSeen = new WeakMap();
+  function layoutTable(t) {
+    if (!t) return false;
+    let v = layoutSeen.get(t);
+    if (v === undefined) {
+      v = isLayoutTable(t);
+      layoutSeen.set(t, v);
+    }
+    return v;
+  }
+  function isLayoutTable(t) {
+    const r = t.getAttribute('role');
+    if (r === 'presentation' || r === 'none') return true;
+    if (r) return false;
+    if (t.querySelector('table')) return true;
+    // Header cells or a caption make a data table; without them, one inside another table is layout.
+    if (t.caption || t.tHead || t.querySelector('th')) return false;
+    if (t.parentElement && t.parentElement.closest('table')) return true;
+    const rows = t.rows;
+    if (rows.length < 2) return true;
+    let cells = 0;
+    let single = true;
+    for (const row of rows) {
+      if (row.cells.length > 1) single = false;
+      for (const c of row.cells) {
+        if (++cells > 200) break;
+        if (c.querySelector(BLOCKS) || (c.textContent || '').length > 200) return true;
+      }
+      if (cells > 200) break;
+    }
+    return single;
   }
 
   // textContent, not innerText: innerText costs a layout query per call, which
@@ -109,7 +147,7 @@
     return out;
   }
 
-  function nameOf(e, role) {
+  function nameOf(e, role, max = 100) {
     let n = labelOf(e);
     if (!n) {
       const tag = e.tagName;
@@ -119,7 +157,7 @@
       if (!n) n = e.getAttribute('title') || e.getAttribute('placeholder') || '';
       if (!n && tag === 'IFRAME') n = e.getAttribute('name') || e.getAttribute('src') || '';
     }
-    return clip(squash(n), 100);
+    return clip(squash(n), max);
   }
 
   function isInteractive(e, role) {
@@ -210,48 +248,69 @@
     return n.childNodes;
   }
 
-  // One table row on one line: cell texts, and the actionable elements with refs.
+  // One table row on one line: each cell's words in order, with its actionable
+  // elements (refs) where they stand. Nothing is cut: words around a link are
+  // part of what the cell says (issue 13).
   function rowText(tr) {
     const parts = [];
-    for (const cell of tr.children) {
-      const inner = cell.querySelectorAll('a[href],button,input,select,textarea,[role=button],[role=link],[role=checkbox],[tabindex],[onclick]');
-      if (inner.length) {
-        const bits = [];
-        const txt = squash(plainText(cell));
-        for (const e of inner) {
-          const r = roleOf(e) || 'generic';
-          const n = nameOf(e, r);
-          const v = valueOf(e, r);
-          const st = states(e, r);
-          bits.push(r + (n ? ' ' + quote(n) : '') + ' [' + refOf(e) + ']' + (st.length ? ' ' + st.join(' ') : '') + (v !== null && v !== undefined && v !== '' ? ' = ' + quote(clip(String(v), 80)) : ''));
-        }
-        // The cell's own words, less what its controls already say.
-        let rest = txt;
-        for (const e of inner) { const t = squash(plainText(e)); if (t) rest = rest.replace(t, ''); }
-        rest = squash(rest);
-        const own = rest ? quote(clip(rest, 80)) + ' ' : '';
-        parts.push(own + bits.join(' '));
-      } else {
-        parts.push(clip(squash(plainText(cell)), 120));
-      }
-    }
+    for (const cell of tr.children) parts.push(cellText(cell));
     return parts.join(' | ');
+  }
+
+  function cellText(cell) {
+    const out = [];
+    let run = '';
+    let controls = 0;
+    const flush = () => { const t = squash(run); if (t) out.push(t); run = ''; };
+    (function add(n) {
+      for (const c of n.childNodes) {
+        if (c.nodeType === 3) { run += c.data; continue; }
+        if (c.nodeType !== 1 || unrendered(c)) continue;
+        const r = roleOf(c);
+        if (isInteractive(c, r)) {
+          flush();
+          controls++;
+          out.push(control(c, r || 'generic'));
+          continue;
+        }
+        if (c.tagName === 'IMG') { run += ' ' + (c.getAttribute('alt') || '') + ' '; continue; }
+        run += ' ';
+        add(c);
+        run += ' ';
+      }
+    })(cell);
+    flush();
+    // A plain cell stays bare; beside controls, its words are quoted.
+    if (!controls) return out.join(' ');
+    return out.map((p) => (typeof p === 'string' ? quote(p) : p.text)).join(' ');
+  }
+
+  function control(e, r) {
+    const n = nameOf(e, r);
+    const v = valueOf(e, r);
+    const st = states(e, r);
+    return { text: r + (n ? ' ' + quote(n) : '') + ' [' + refOf(e) + ']' + (st.length ? ' ' + st.join(' ') : '') + (v !== null && v !== undefined && v !== '' ? ' = ' + quote(clip(String(v), 80)) : '') };
   }
 
 
   // Walks from `root` and writes one line per meaningful node. Options:
   // interactive (only actionable elements, flat), viewport (only what is on
-  // screen), maxBytes (stop there and say how much was left).
+  // screen), maxBytes (stop there and say where: `next` is the first line left
+  // out), offset (start at that line: the continuation of a cut snapshot).
   function snapshot(opts) {
+    layoutSeen = new WeakMap();
     const lines = [];
     let bytes = 0;
     let truncatedAt = -1;
     let omitted = 0;
+    let seen = 0;
+    const skip = opts.offset || 0;
     const frames = [];
     const root = opts.root || document.body || document.documentElement;
     const push = (line) => {
       if (truncatedAt >= 0) { omitted++; return; }
-      if (bytes + line.length + 1 > opts.maxBytes) { truncatedAt = lines.length; omitted++; return; }
+      if (seen++ < skip) return;
+      if (bytes + line.length + 1 > opts.maxBytes) { truncatedAt = seen - 1; omitted++; return; }
       lines.push(line);
       bytes += line.length + 1;
     };
@@ -262,7 +321,7 @@
       if (truncatedAt >= 0) return;
       if (node.nodeType === 3) {
         const t = squash(node.data);
-        if (t && !opts.interactive) push(pad + '- text: ' + quote(clip(t, 4000)));
+        if (t && !opts.interactive) push(pad + '- text: ' + quote(t));
         return;
       }
       if (node.nodeType !== 1 && node.nodeType !== 11) return;
@@ -294,7 +353,8 @@
       }
       if (el && role && role !== 'generic' && role !== 'presentation' && role !== 'none') {
         const leaf = !NAME_FROM_CONTENT.has(role) || !hasElementChildWithRole(el);
-        const name = leaf ? nameOf(el, role) : clip(labelOf(el), 100);
+        // Content names are the element's words: a long list item or link is not cut.
+        const name = leaf ? nameOf(el, role, Infinity) : clip(labelOf(el), 100);
         const val = valueOf(el, role);
         const ref = interactive || ANCHORS.has(role) ? refOf(el) : '';
         if (opts.interactive && !interactive) {
@@ -334,7 +394,7 @@
         if (NAME_FROM_CONTENT.has(role) && leaf) { push(line); return; }
         const inline = onlyText(el);
         if (inline !== null) {
-          if (inline && inline !== name) line += ': ' + quote(clip(inline, 4000));
+          if (inline && inline !== name) line += ': ' + quote(inline);
           push(line);
           return;
         }
@@ -344,15 +404,22 @@
         return;
       }
       if (el && interactive) {
-        // e.g. a div with onclick or tabindex: give it a ref and a name from its text.
-        const name = clip(textOf(el), 100);
-        push(pad + '- generic' + (name ? ' ' + quote(name) : '') + ' [' + refOf(el) + ']');
+        // e.g. a div with onclick or tabindex: give it a ref and a name from its text;
+        // one that holds more (a whole post) keeps its contents below it.
+        const text = textOf(el);
+        if (text.length <= 100 && textOnly(el)) {
+          push(pad + '- generic' + (text ? ' ' + quote(text) : '') + ' [' + refOf(el) + ']');
+          return;
+        }
+        push(pad + '- generic [' + refOf(el) + ']');
+        if (opts.interactive) { for (const c of childrenOf(el)) walk(c, depth, pad); return; }
+        for (const c of childrenOf(el)) walk(c, depth + 1, pad + '  ');
         return;
       }
-      if (el && el.children.length > 1 && !opts.interactive && textOnly(el)) {
+      if (el && el.firstElementChild && !opts.interactive && textOnly(el)) {
         // A run of plain inline pieces (spans, em, b…) reads as one text, not a line each.
         const t = squash(visibleText(el));
-        if (t) push(pad + '- text: ' + quote(clip(t, 4000)));
+        if (t) push(pad + '- text: ' + quote(t));
         return;
       }
       for (const c of childrenOf(node)) walk(c, depth, pad);
@@ -391,13 +458,14 @@
     const rootEl = root.nodeType === 1 ? root : null;
     if (rootEl && opts.root) walk(rootEl, 0, '');
     else for (const c of childrenOf(root)) walk(c, 0, '');
-    return { text: lines.join('\n'), omitted, frames, truncated: truncatedAt >= 0, title: document.title };
+    return { text: lines.join('\n'), omitted, frames, truncated: truncatedAt >= 0, next: truncatedAt, lines: seen, title: document.title };
   }
 
   // The elements a query can match, each with the text it is matched on (its
   // "hay"). A regex is never run here: lumo matches hays in Rust with a
   // linear-time engine, since a page-side RegExp can backtrack for minutes.
   function gather(q) {
+    layoutSeen = new WeakMap();
     const needle = q.text ? q.text.toLowerCase() : null;
     const byText = !!(needle || q.regex);
     const out = [];

@@ -51,6 +51,9 @@ struct SnapshotArgs {
     /// Byte budget of the answer (default 100000).
     #[schemars(range(min = 200, max = 2_000_000))]
     max_bytes: Option<usize>,
+    /// Start at this line: the continuation of a snapshot cut by the budget (its marker gives the number).
+    #[serde(default)]
+    offset: usize,
 }
 
 async fn snapshot(session: Ctx, args: SnapshotArgs) -> ToolResult {
@@ -66,20 +69,23 @@ async fn snapshot(session: Ctx, args: SnapshotArgs) -> ToolResult {
     }
     let (live, tab) = session.tab().await?;
     let _busy = tab.busy.lock().await;
-    let options = |max_bytes: usize| json!({"ref": args.root, "interactive": args.interactive, "viewport": args.viewport, "maxBytes": max_bytes});
+    let offset = args.offset;
+    let options = |max_bytes: usize, offset: usize| json!({"ref": args.root, "interactive": args.interactive, "viewport": args.viewport, "maxBytes": max_bytes, "offset": offset});
     // A subtree ref names its frame (and must be this tab's); a whole-page snapshot starts in the main frame.
     let root_frame = match args.root.as_deref() {
         Some(r) => ref_frame(&live, &tab, r)?,
         None => None,
     };
-    let result = lumo_call_in(&live, &tab, root_frame, "snapshot", options(max_bytes)).await?;
+    let result = lumo_call_in(&live, &tab, root_frame, "snapshot", options(max_bytes, offset)).await?;
     if result["error"] == "stale_ref" {
         return Err(stale_ref(args.root.as_deref().unwrap_or_default()));
     }
     let mut body = result["text"].as_str().unwrap_or_default().to_string();
     if body.is_empty() {
         // Say why, rather than answer with nothing.
+        let lines = result["lines"].as_u64().unwrap_or(0);
         body = match (&args.root, args.interactive, args.viewport) {
+            _ if offset > 0 => format!("(nothing from line {offset}: this snapshot has {lines} lines)"),
             (Some(r), ..) => format!("(nothing to show under {r}: it and its contents are hidden or empty)"),
             (None, true, _) => "(no actionable elements)".to_string(),
             (None, _, true) => "(nothing visible in the viewport)".to_string(),
@@ -92,18 +98,28 @@ async fn snapshot(session: Ctx, args: SnapshotArgs) -> ToolResult {
         for (n, _) in child_frames(&tab) {
             let left = max_bytes.saturating_sub(body.len());
             let Ok((owner, ..)) = frame_owner(&live, &tab, n).await else { continue };
+            // A frame's content goes where its <iframe> line is: in a continuation, only if that line is in it.
+            let modes = args.interactive || args.viewport;
+            if !modes && (offset > 0 || truncated) && !body.contains(&format!("[{owner}]")) {
+                continue;
+            }
             if left < 200 {
                 truncated = true;
                 continue;
             }
-            let Ok(child) = lumo_call_in(&live, &tab, Some(n), "snapshot", options(left)).await else { continue };
+            let Ok(child) = lumo_call_in(&live, &tab, Some(n), "snapshot", options(left, 0)).await else { continue };
             truncated |= child["truncated"].as_bool().unwrap_or(false);
             body = nest_under(&body, &owner, child["text"].as_str().unwrap_or_default());
         }
     }
     if truncated {
+        let next = result["next"].as_u64().filter(|n| *n > 0);
+        let how = match next {
+            Some(n) => format!("the rest starts at line {n}: page_snapshot with offset={n} (same other arguments)"),
+            None => "more below".to_string(),
+        };
         body.push_str(&format!(
-            "\n[truncated at the {max_bytes}-byte budget; more below: use page_find, a subtree (ref), interactive or viewport, or a larger max_bytes]"
+            "\n[truncated at the {max_bytes}-byte budget; {how}; or narrow it: page_find, a subtree (ref), interactive or viewport, or a larger max_bytes]"
         ));
     }
     let url = tab.state().url.clone();
