@@ -24,6 +24,7 @@
 //! ```
 
 mod action;
+pub mod origin;
 mod page;
 mod refs;
 pub mod schema;

@@ -78,7 +78,7 @@ impl Session {
                 "The browser closed or crashed; its tabs and refs are gone. Call again: lumo starts a new browser.",
             ));
         }
-        let live = Live::start(&self.source, self.refs.clone())
+        let live = Live::start(&self.source, self.refs.clone(), self.policy.clone())
             .await
             .map_err(|e| fail(ErrorCode::Unavailable, e.to_string()))?;
         *guard = Some(live.clone());
@@ -177,10 +177,12 @@ pub(crate) struct Live {
     /// One attach at a time: `new_tab` and the pump's `targetCreated` race for the same target.
     attaching: tokio::sync::Mutex<()>,
     pump: JoinHandle<()>,
+    /// Decides every document request while origin lists are set (see `on_request_paused`).
+    policy: UrlPolicy,
 }
 
 impl Live {
-    async fn start(source: &BrowserSource, refs: Arc<RefBook>) -> Result<Arc<Self>, CdpError> {
+    async fn start(source: &BrowserSource, refs: Arc<RefBook>, policy: UrlPolicy) -> Result<Arc<Self>, CdpError> {
         let (cdp, browser) = match source {
             BrowserSource::Launch(options) => {
                 let browser = Browser::launch(options.clone()).await?;
@@ -200,6 +202,7 @@ impl Live {
                 sessions: Mutex::default(),
                 attaching: Default::default(),
                 pump,
+                policy,
             }
         });
         cdp.call("Target.setDiscoverTargets", json!({"discover": true}), None).await?;
@@ -282,6 +285,11 @@ impl Live {
             // attached browser just opened), and lumo must know where every tab is.
             ("Page.getFrameTree", json!({})),
         ];
+        let mut enables = enables.to_vec();
+        if let Some(fetch) = self.fetch_enable() {
+            // Before the first navigation lumo asks for: no document request goes unchecked.
+            enables.insert(0, fetch);
+        }
         // Sent together (the browser still runs them in order): two round trips instead of nine.
         let calls = enables.into_iter().map(|(method, params)| self.cdp.call(method, params, s));
         let results = futures_util::future::join_all(calls).await;
@@ -340,12 +348,51 @@ impl Live {
         self.sessions().insert(session.to_string(), tab.clone());
         let cdp = self.cdp.clone();
         let session = session.to_string();
+        let fetch = self.fetch_enable();
         tokio::spawn(async move {
             // Console, network, page tools and dialogs of the frame are the tab's too.
-            for method in ["Page.enable", "Runtime.enable", "Log.enable", "Network.enable", "WebMCP.enable"] {
-                if let Err(e) = cdp.call(method, json!({}), Some(&session)).await {
+            for (method, params) in fetch.into_iter().chain(
+                ["Page.enable", "Runtime.enable", "Log.enable", "Network.enable", "WebMCP.enable"]
+                    .map(|m| (m, json!({}))),
+            ) {
+                if let Err(e) = cdp.call(method, params, Some(&session)).await {
                     tracing::debug!(%session, error = %e, method, "could not enable a domain in a frame");
                 }
+            }
+        });
+    }
+
+    /// `Fetch.enable` for document requests, when origin lists are set: every
+    /// navigation, redirect hop and frame load then waits for `on_request_paused`.
+    fn fetch_enable(&self) -> Option<(&'static str, Value)> {
+        self.policy.intercepts().then(|| {
+            (
+                "Fetch.enable",
+                json!({"patterns": [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]}),
+            )
+        })
+    }
+
+    /// A paused document request: continue it, or fail it when its origin is
+    /// refused, so a blocked origin is never loaded (a redirect to one included:
+    /// each hop pauses again).
+    fn on_request_paused(&self, session: &str, params: &Value) {
+        let url = params["request"]["url"].as_str().unwrap_or_default().to_string();
+        let request = params["requestId"].clone();
+        let (method, args) = match self.policy.check_request(&url) {
+            Ok(()) => ("Fetch.continueRequest", json!({"requestId": request})),
+            Err(why) => {
+                if let Some(tab) = self.sessions().get(session) {
+                    tab.state().blocked = Some(why.clone());
+                }
+                tracing::debug!(%url, %why, "blocked a document request");
+                ("Fetch.failRequest", json!({"requestId": request, "errorReason": "BlockedByClient"}))
+            }
+        };
+        let (cdp, session) = (self.cdp.clone(), session.to_string());
+        tokio::spawn(async move {
+            if let Err(e) = cdp.call(method, args, Some(&session)).await {
+                tracing::debug!(%session, error = %e, method, "could not answer a paused request");
             }
         });
     }
@@ -465,6 +512,11 @@ async fn pump(live: Weak<Live>, mut events: tokio::sync::mpsc::UnboundedReceiver
                             tab.on_event("Page.frameDetached", &json!({"frameId": frame}));
                         }
                     }
+                }
+            }
+            "Fetch.requestPaused" => {
+                if let Some(session) = event.session_id.as_deref() {
+                    live.on_request_paused(session, &event.params);
                 }
             }
             _ => {

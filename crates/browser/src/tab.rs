@@ -63,6 +63,8 @@ pub(crate) struct FileChooser {
 #[derive(Debug, Default)]
 pub(crate) struct TabState {
     pub(crate) url: String,
+    /// The last document request the origin lists stopped in this tab, and why.
+    pub(crate) blocked: Option<String>,
     pub(crate) title: String,
     pub(crate) loading: bool,
     /// Bumped on every main-frame navigation (new document).

@@ -43,7 +43,8 @@ pub struct ToolSpec {
     pub input_schema: Value,
     /// Annotations.
     pub hints: Hints,
-    /// Whether its results are page or provider content (fenced as untrusted by the gate).
+    /// Whether its results are page or provider content: the gate fences its text
+    /// and marks its structured content `untrustedData: true`.
     pub untrusted_output: bool,
 }
 
@@ -70,6 +71,9 @@ pub struct ToolOutput {
     /// A business failure whose details are page content (in `page_text`): the call
     /// fails, and the page's words stay fenced as untrusted.
     pub failure: Option<ToolFailure>,
+    /// The caller asked to see credentials (`show_secrets`): the gate then hides only
+    /// the secrets the user listed, not every credential-shaped value.
+    pub secrets_shown: bool,
 }
 
 impl ToolOutput {
@@ -84,6 +88,11 @@ impl ToolOutput {
     /// Adds page content.
     pub fn with_page_text(mut self, text: impl Into<String>) -> Self {
         self.page_text = Some(text.into());
+        self
+    }
+    /// Marks the answer as showing credentials on the caller's request.
+    pub fn showing_secrets(mut self, shown: bool) -> Self {
+        self.secrets_shown = shown;
         self
     }
     /// Adds structured data.

@@ -1,6 +1,10 @@
 //! Which URLs lumo opens and which pages its tools may read: the one place
-//! that decides by scheme (issue 8, item 2). Origin allow and block lists
-//! attach here later, so every check keeps going through [`UrlPolicy`].
+//! that decides by scheme (issue 8, item 2) and by origin (the browse allow
+//! and block lists, issue 10 item 2: see [`crate::origin`]). Every check goes
+//! through [`UrlPolicy`]: URLs the agent asks to open, every document request
+//! the browser makes while lists are set (redirect hops and script navigations
+//! included, intercepted with CDP `Fetch`), and the page a tab shows before a
+//! tool reads it.
 //!
 //! By default lumo opens web pages only (`http:`, `https:`) and `about:blank`.
 //! Local files need `--allow-file-urls`. Browser internals (`chrome:`,
@@ -11,16 +15,19 @@
 
 use lumo_protocol::{ErrorCode, ToolFailure};
 
+use crate::origin::OriginLists;
 use crate::tool::fail;
 
 /// The flag that lets lumo open local files.
 pub(crate) const FILE_FLAG: &str = "--allow-file-urls";
 
 /// What the user allowed beyond web pages.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UrlPolicy {
     /// `file:` URLs may be opened and read (`--allow-file-urls`).
     pub allow_file_urls: bool,
+    /// Origins web pages may (allow) or may not (block) come from.
+    pub origins: OriginLists,
 }
 
 /// Why a URL is refused.
@@ -30,6 +37,8 @@ enum Refusal {
     NoScheme,
     /// A scheme lumo does not open.
     Scheme(String),
+    /// An origin the lists refuse (the reason).
+    Origin(String),
 }
 
 impl UrlPolicy {
@@ -46,6 +55,31 @@ impl UrlPolicy {
                 ),
             )),
             Err(Refusal::Scheme(scheme)) => Err(self.forbidden(&scheme, "open")),
+            Err(Refusal::Origin(why)) => Err(fail(ErrorCode::Forbidden, format!("Refused to open the URL: {why}."))),
+        }
+    }
+
+    /// Whether a document request the browser is about to make (a navigation,
+    /// a redirect hop, a frame) may go ahead; the reason when not.
+    pub(crate) fn check_request(&self, url: &str) -> Result<(), String> {
+        match self.decide(url, true) {
+            Err(Refusal::Origin(why)) => Err(why),
+            // Schemes are the browser's to refuse (it never loads chrome: from a page),
+            // and a tab that lands on one is refused by check_page.
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the lists are set (then document requests are intercepted).
+    pub(crate) fn intercepts(&self) -> bool {
+        !self.origins.is_empty()
+    }
+
+    /// Refuses a page tool from a frame whose origin the lists refuse.
+    pub fn check_origin(&self, origin: &str) -> Result<(), ToolFailure> {
+        match self.decide(origin, true) {
+            Err(Refusal::Origin(why)) => Err(fail(ErrorCode::Forbidden, format!("Refused: {why}."))),
+            _ => Ok(()),
         }
     }
 
@@ -58,6 +92,9 @@ impl UrlPolicy {
             // A tab lumo cannot place (an empty URL while it starts) holds nothing to protect.
             Err(Refusal::NoScheme) => Ok(()),
             Err(Refusal::Scheme(scheme)) => Err(self.forbidden(&scheme, "read")),
+            Err(Refusal::Origin(why)) => {
+                Err(fail(ErrorCode::Forbidden, format!("This tab shows a page lumo does not read: {why}.")))
+            }
         }
     }
 
@@ -81,7 +118,13 @@ impl UrlPolicy {
             "blob" | "chrome-error" => landed,
             _ => false,
         };
-        if allowed { Ok(parsed.to_string()) } else { Err(Refusal::Scheme(scheme)) }
+        if !allowed {
+            return Err(Refusal::Scheme(scheme));
+        }
+        match self.origins.refusal(&parsed) {
+            Some(why) => Err(Refusal::Origin(why)),
+            None => Ok(parsed.to_string()),
+        }
     }
 
     fn forbidden(&self, scheme: &str, verb: &str) -> ToolFailure {
@@ -156,7 +199,7 @@ mod tests {
 
     #[test]
     fn the_file_flag_opens_files_and_nothing_else() {
-        let policy = UrlPolicy { allow_file_urls: true };
+        let policy = UrlPolicy { allow_file_urls: true, ..UrlPolicy::default() };
         assert!(policy.check_open("file:///etc/passwd").is_ok());
         assert!(policy.check_open("chrome://settings").is_err());
     }

@@ -9,18 +9,24 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
+use lumo_browser::origin::{OriginLists, OriginPattern};
 use lumo_browser::{BrowserSource, Session, UrlPolicy};
 use lumo_cdp::LaunchOptions;
 use lumo_host::{Catalog, Gate, HttpOptions, SessionLimits};
 
 mod audit;
 mod bridge;
+mod redaction;
 
 #[derive(Parser)]
 #[command(name = "lumo", version, about = "An MCP host that gives AI agents the browser.")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// A secret to hide in every answer and log line, shown as [redacted] (repeatable;
+    /// LUMO_REDACT adds more, comma-separated).
+    #[arg(long = "redact", value_name = "SECRET", global = true)]
+    redact: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -151,6 +157,19 @@ struct BrowserArgs {
     /// Set by `serve --bridge`: the CDP connection over the bridge relay.
     #[arg(skip)]
     relay: Option<lumo_cdp::Connection>,
+    /// Only open and read pages of these origins (repeatable; e.g. https://*.example.com,
+    /// http://localhost:8080; LUMO_BROWSE_ALLOW, comma-separated).
+    #[arg(long = "browse-allow", value_name = "PATTERN", env = "LUMO_BROWSE_ALLOW", value_delimiter = ',', value_parser = parse_origin)]
+    browse_allow: Vec<OriginPattern>,
+    /// Never open or read pages of these origins, even on the allow list (repeatable;
+    /// LUMO_BROWSE_BLOCK, comma-separated).
+    #[arg(long = "browse-block", value_name = "PATTERN", env = "LUMO_BROWSE_BLOCK", value_delimiter = ',', value_parser = parse_origin)]
+    browse_block: Vec<OriginPattern>,
+}
+
+fn parse_origin(pattern: &str) -> Result<OriginPattern, String> {
+    OriginPattern::parse(pattern)
+        .map_err(|e| format!("{e}; write [scheme://]host[:port], e.g. https://*.example.com or http://localhost:8080"))
 }
 
 impl BrowserArgs {
@@ -190,9 +209,11 @@ fn gated(
 }
 
 fn bare_gate(browser: &BrowserArgs, allow_consequential: bool) -> (Arc<Session>, Gate) {
-    let policy = UrlPolicy { allow_file_urls: browser.allow_file_urls };
+    let origins = OriginLists { allow: browser.browse_allow.clone(), block: browser.browse_block.clone() };
+    let policy = UrlPolicy { allow_file_urls: browser.allow_file_urls, origins };
     let session = Arc::new(Session::new(browser.source()).with_url_policy(policy));
-    (session.clone(), Gate::new(Catalog::builtin(session)).allow_consequential(allow_consequential))
+    let gate = Gate::new(Catalog::builtin(session.clone())).allow_consequential(allow_consequential);
+    (session, gate.redact(redaction::redactor()))
 }
 
 /// How long the page's tool set must stay unchanged before `lumo webmcp list`
@@ -439,13 +460,14 @@ fn print_output(output: lumo_host::GateOutput, json: bool) -> anyhow::Result<()>
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    // Logs go to stderr: stdout belongs to the MCP stream.
+    let cli = Cli::parse();
+    redaction::init(&cli.redact);
+    // Logs go to stderr (stdout belongs to the MCP stream), credentials hidden.
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("LUMO_LOG").unwrap_or_else(|_| "warn".into()))
-        .with_writer(std::io::stderr)
+        .with_writer(|| redaction::LogWriter)
         .with_ansi(false)
         .init();
-    let cli = Cli::parse();
     match cli.command {
         Command::Serve {
             http,
@@ -512,6 +534,8 @@ async fn main() -> anyhow::Result<()> {
                 headful: false,
                 allow_file_urls: false,
                 relay: None,
+                browse_allow: Vec::new(),
+                browse_block: Vec::new(),
             });
             let specs = gate.specs();
             if json {

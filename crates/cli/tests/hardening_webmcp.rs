@@ -247,7 +247,7 @@ async fn page_tools_survive_a_back_forward_cache_restore() {
     let answer = lumo.ok("webmcp_alpha", json!({})).await;
     assert_eq!(
         answer.structured(),
-        json!({"page": "a", "restored": true}),
+        json!({"page": "a", "restored": true, "untrustedData": true}),
         "restored from the cache: {}",
         answer.text()
     );

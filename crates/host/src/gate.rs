@@ -2,7 +2,8 @@
 //!
 //! Order: find the tool → validate the arguments against its JSON Schema
 //! (naming the field) → run it under a timeout and the client's cancellation
-//! → shape the answer (untrusted fence, byte budget). Policy, confirmation of
+//! → shape the answer (untrusted fence and `untrustedData` mark, credential
+//! redaction, byte budget: [`Gate::shape`]). Policy, confirmation of
 //! consequential actions, rate limits and audit attach here, keyed on what a
 //! tool declares, never inside tools.
 //!
@@ -17,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lumo_browser::{Image, PageBindings, ToolSpec};
+use lumo_protocol::redact::Redactor;
 use lumo_protocol::{ErrorCode, RateLimiter, ToolFailure};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -31,6 +33,8 @@ use crate::policy::ToolGroup;
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 /// Hard cap on an answer's text, whatever the tool did.
 const MAX_ANSWER_BYTES: usize = 2_500_000;
+/// The key that marks structured content holding page or provider data.
+pub const UNTRUSTED_KEY: &str = "untrustedData";
 
 /// A call that cannot be routed at all (a protocol error, not a tool failure).
 #[derive(Debug, thiserror::Error)]
@@ -97,6 +101,8 @@ pub struct Gate {
     rate: Mutex<RateWindow>,
     disabled: std::sync::RwLock<Vec<ToolGroup>>,
     epoch: Instant,
+    /// Result shaping: hides credentials and the user's listed secrets in every answer.
+    redactor: Arc<Redactor>,
 }
 
 /// The write rate window and the setting it was made from.
@@ -118,7 +124,35 @@ impl Gate {
             rate: Mutex::default(),
             disabled: Default::default(),
             epoch: Instant::now(),
+            redactor: Arc::default(),
         }
+    }
+
+    /// Hides these secrets (`--redact`) in every answer, on top of credential-shaped text.
+    pub fn redact(mut self, redactor: Arc<Redactor>) -> Self {
+        self.redactor = redactor;
+        self
+    }
+
+    /// Result shaping, the last step every answer takes: structured content
+    /// from page or provider data is marked `untrustedData: true` (its text is
+    /// fenced already), and credentials and listed secrets are redacted from
+    /// the text and from every structured string.
+    fn shape(&self, mut output: GateOutput, shaping: Shaping) -> GateOutput {
+        if shaping.untrusted
+            && let Some(Value::Object(map)) = output.structured.as_mut()
+        {
+            map.insert(UNTRUSTED_KEY.to_string(), Value::Bool(true));
+        }
+        let only_extra = shaping.secrets_shown;
+        let text = if only_extra { self.redactor.extra_only(&output.text) } else { self.redactor.answer(&output.text) };
+        if let std::borrow::Cow::Owned(text) = text {
+            output.text = text;
+        }
+        if let Some(structured) = output.structured.as_mut() {
+            self.redactor.value(structured, only_extra);
+        }
+        output
     }
 
     /// Records every call in `audit`.
@@ -239,6 +273,7 @@ impl Gate {
         let params_hash = lumo_protocol::params_hash(&args).map(|h| h.to_string()).unwrap_or_default();
         let mut trail = Trail::default();
         let result = self.run(caller, bindings, name, args, cancel, confirm, &mut trail).await;
+        let result = result.map(|out| self.shape(out, trail.shaping));
         if let Some(audit) = &self.audit {
             let target = match trail.target.take() {
                 Some(origin) => origin,
@@ -360,8 +395,12 @@ impl Gate {
             }),
             () = cancel.cancelled() => Err(ToolFailure::new(ErrorCode::Cancelled, "cancelled by the client")),
         };
+        // Page tools' answers are the page's; a built-in tool declares whether its are.
+        let untrusted = tool.spec.untrusted_output || resolved.page.is_some();
         Ok(match result {
             Ok(output) => {
+                trail.shaping =
+                    Shaping { untrusted: untrusted || output.page_text.is_some(), secrets_shown: output.secrets_shown };
                 // A failure whose details are the page's words: an error, with those words fenced.
                 let (mut text, structured, is_error) = match output.failure {
                     Some(f) => {
@@ -440,6 +479,17 @@ struct Trail {
     source: &'static str,
     tool: Option<String>,
     target: Option<String>,
+    /// How [`Gate::shape`] treats the answer.
+    shaping: Shaping,
+}
+
+/// How the gate shapes one answer.
+#[derive(Debug, Clone, Copy, Default)]
+struct Shaping {
+    /// Structured content holds page or provider data.
+    untrusted: bool,
+    /// The caller asked to see credentials (`show_secrets`): only listed secrets are hidden.
+    secrets_shown: bool,
 }
 
 impl Trail {

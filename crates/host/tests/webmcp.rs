@@ -101,7 +101,7 @@ async fn the_gate_lists_validates_and_guards_page_tools() {
     // Results are fenced as untrusted.
     let out = call(&gate, "webmcp_echo", json!({"text": "hi"})).await;
     assert!(!out.is_error && out.text.contains("<untrusted"), "{}", out.text);
-    assert_eq!(out.structured, Some(json!({"echo": "hi"})));
+    assert_eq!(out.structured, Some(json!({"echo": "hi", "untrustedData": true})));
 
     // Consequential: refused without a way to ask, naming the setting; also through webmcp_call.
     let out = call(&gate, "webmcp_buy", json!({"item": "tv"})).await;
@@ -118,7 +118,7 @@ async fn the_gate_lists_validates_and_guards_page_tools() {
     open(&gate, &session, &format!("{base}/basic.html")).await;
     let out = call(&gate, "webmcp_buy", json!({"item": "tv"})).await;
     assert!(!out.is_error, "{}", out.text);
-    assert_eq!(out.structured, Some(json!({"ok": true, "bought": "tv"})));
+    assert_eq!(out.structured, Some(json!({"ok": true, "bought": "tv", "untrustedData": true})));
     session.shutdown().await;
 }
 
@@ -200,7 +200,7 @@ async fn mcp_clients_see_list_changes_and_confirm_consequential_tools() {
     let buy = || CallToolRequestParams::new("webmcp_buy").with_arguments(args(json!({"item": "tv"})));
     let accepted = client.call_tool(buy()).await.unwrap();
     assert_ne!(accepted.is_error, Some(true), "{:?}", accepted.content);
-    assert_eq!(accepted.structured_content, Some(json!({"ok": true, "bought": "tv"})));
+    assert_eq!(accepted.structured_content, Some(json!({"ok": true, "bought": "tv", "untrustedData": true})));
     let declined = client.call_tool(buy()).await.unwrap();
     assert_eq!(declined.is_error, Some(true));
     assert_eq!(declined.structured_content.unwrap()["error"]["code"], "forbidden");

@@ -21,8 +21,10 @@ pub(crate) fn tools() -> Vec<Tool<Ctx>> {
             "Open a URL in the current tab, or go back, forward or reload; waits for the load.",
             Hints::OPEN,
             navigate,
-        ),
-        Tool::new("browser_tabs", "List, open, select or close tabs.", Hints::ACT, tabs),
+        )
+        // Where the page went and its title: the page's words.
+        .untrusted(),
+        Tool::new("browser_tabs", "List, open, select or close tabs.", Hints::ACT, tabs).untrusted(),
         Tool::new("browser_resize", "Set the viewport size in CSS pixels.", Hints::ACT, resize),
     ]
 }
@@ -94,9 +96,17 @@ async fn navigate(session: Ctx, args: NavigateArgs) -> ToolResult {
 
 /// Opens `url` in the tab and waits for it to load and settle.
 async fn goto(live: &Live, tab: &Tab, url: &str) -> Result<(), ToolFailure> {
-    let navigations = tab.state().navigations;
+    let navigations = {
+        let mut s = tab.state();
+        s.blocked = None;
+        s.navigations
+    };
     let result = live.call(tab, "Page.navigate", json!({"url": url})).await?;
     if let Some(error) = result["errorText"].as_str().filter(|e| !e.is_empty()) {
+        // A redirect hop the origin lists refused: say which origin and why.
+        if let Some(why) = tab.state().blocked.take() {
+            return Err(fail(ErrorCode::Forbidden, format!("Refused: {url} redirected to a refused origin: {why}.")));
+        }
         return Err(fail(ErrorCode::OperationFailed, format!("Could not open {url}: {error}")));
     }
     // Same-document (fragment) navigations have no loaderId and no load event.

@@ -328,7 +328,7 @@ async fn request(session: Ctx, args: RequestArgs) -> ToolResult {
             "Request #{seq} ({redacted} credential header value(s) redacted; network_request {{id: {seq}, show_secrets: true}} shows them):"
         );
     }
-    Ok(ToolOutput::text(text).with_page_text(lines.join("\n")))
+    Ok(ToolOutput::text(text).with_page_text(lines.join("\n")).showing_secrets(args.show_secrets))
 }
 
 /// The response body as text, or why it is not shown.
