@@ -9,6 +9,9 @@ in A are not seen in B. A stateless request (2026-07-28, no session) works in
 the default context and sees neither. Then A's session closes (its context is
 disposed: the Rust side checks lumo's log) and B keeps working.
 
+With a third argument `expire` (lumo run with `--session-idle 2`): a session
+left idle expires, and its browser context is disposed (the Rust side checks the log).
+
 Prints one line per check; exits non-zero on the first failure.
 """
 
@@ -163,6 +166,23 @@ async def stateless() -> None:
         check("secret_a" not in cookie, "nor their cookies", cookie)
 
 
-asyncio.run(sessions())
-asyncio.run(stateless())
+async def expire() -> None:
+    """lumo runs with --session-idle 2: an idle session expires, and its context with it."""
+    mcp.client.session.LATEST_HANDSHAKE_VERSION = "2025-06-18"
+    try:
+        async with Client(LUMO, mode="legacy") as a:
+            await ok(a, "browser_navigate", {"url": page("alpha")})
+            print("idle", flush=True)
+            await asyncio.sleep(5)
+            answer = await call(a, "browser_tabs", {"action": "list"})
+            check(isinstance(answer, MCPError), "the idle session expired", answer)
+    except Exception as e:  # the SDK may also fail the closing DELETE of the expired session
+        print(f"closing: {e!r}", flush=True)
+
+
+if len(sys.argv) > 3 and sys.argv[3] == "expire":
+    asyncio.run(expire())
+else:
+    asyncio.run(sessions())
+    asyncio.run(stateless())
 print("all ok")
