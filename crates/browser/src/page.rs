@@ -193,9 +193,15 @@ pub(crate) fn ref_frame(live: &Live, tab: &Tab, r: &str) -> Result<Option<u32>, 
             // another client's context reads as never given out here, naming nothing of it.
             let all = live.tabs().list.clone();
             let closed = !all.iter().any(|t| t.target_id == target);
-            let tabs: Vec<_> = all.into_iter().filter(|t| t.browser_context == tab.browser_context).collect();
+            let ours = |context: &str| context == tab.browser_context;
+            let tabs: Vec<_> = all.into_iter().filter(|t| ours(&t.browser_context)).collect();
             let index_of = |id: &str| tabs.iter().position(|t| t.target_id == id);
-            if !closed && index_of(&target).is_none() {
+            let elsewhere = if closed {
+                live.closed_context(&target).is_some_and(|context| !ours(&context))
+            } else {
+                index_of(&target).is_none()
+            };
+            if elsewhere {
                 return Err(fail(
                     ErrorCode::NotFound,
                     format!(

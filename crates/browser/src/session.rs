@@ -253,7 +253,13 @@ pub(crate) struct Live {
     contexts: Mutex<HashMap<Scope, String>>,
     /// One context creation at a time.
     creating: tokio::sync::Mutex<()>,
+    /// The browser context of recently closed tabs (target id, context), newest last:
+    /// a ref of another client's closed tab must not be told apart from one never given out.
+    closed: Mutex<std::collections::VecDeque<(String, String)>>,
 }
+
+/// How many closed tabs [`Live`] remembers the browser context of.
+const CLOSED_KEPT: usize = 1000;
 
 impl Live {
     async fn start(source: &BrowserSource, refs: Arc<RefBook>) -> Result<Arc<Self>, CdpError> {
@@ -277,6 +283,7 @@ impl Live {
                 pump,
                 contexts: Mutex::default(),
                 creating: Default::default(),
+                closed: Mutex::default(),
             }
         });
         cdp.call("Target.setDiscoverTargets", json!({"discover": true}), None).await?;
@@ -508,6 +515,13 @@ impl Live {
             gone
         };
         if let Some(gone) = gone {
+            {
+                let mut closed = self.closed.lock().unwrap_or_else(|e| e.into_inner());
+                if closed.len() >= CLOSED_KEPT {
+                    closed.pop_front();
+                }
+                closed.push_back((gone.target_id.clone(), gone.browser_context.clone()));
+            }
             // The last tab of the same context becomes the selected one.
             let scope = self.scope_of(&gone.browser_context);
             let next = self.tabs_in(scope).last().map(|t| t.target_id.clone());
@@ -520,6 +534,12 @@ impl Live {
             }
         }
         self.sessions().retain(|_, t| t.target_id != target_id);
+    }
+
+    /// The browser context a closed tab was in, if lumo still remembers it.
+    pub(crate) fn closed_context(&self, target_id: &str) -> Option<String> {
+        let closed = self.closed.lock().unwrap_or_else(|e| e.into_inner());
+        closed.iter().rev().find(|(t, _)| t == target_id).map(|(_, c)| c.clone())
     }
 
     /// Sends a command to a session by id (a tab's, or one of its frames').

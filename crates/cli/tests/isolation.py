@@ -9,7 +9,7 @@ in A are not seen in B. A stateless request (2026-07-28, no session) works in
 the default context and sees neither. Then A's session closes (its context is
 disposed: the Rust side checks lumo's log) and B keeps working.
 
-With a third argument `expire` (lumo run with `--session-idle 2`): a session
+With a third argument `expire` (lumo run with `--session-idle 4`): a session
 left idle expires, and its browser context is disposed (the Rust side checks the log).
 
 Prints one line per check; exits non-zero on the first failure.
@@ -128,7 +128,8 @@ async def sessions() -> None:
             check("tool_alpha" in listing and "bravo" not in listing, "webmcp_list shows A's tools only", listing)
 
             # Tabs: a new tab in A is A's alone; B cannot select or close it by index.
-            await ok(a, "browser_tabs", {"action": "new"})
+            await ok(a, "browser_tabs", {"action": "new", "url": page("alpha2")})
+            ref_a2 = ref_of(await ok(a, "page_snapshot", {}), "Button alpha2")
             tabs = await ok(a, "browser_tabs", {"action": "list"})
             check("2 tab(s)" in tabs, "A has two tabs now", tabs)
             tabs = await ok(b, "browser_tabs", {"action": "list"})
@@ -137,6 +138,11 @@ async def sessions() -> None:
             check(not isinstance(refused, MCPError) and refused.is_error and "alpha" not in text(refused), "B cannot select A's second tab", refused)
             refused = await call(b, "browser_tabs", {"action": "close", "index": 1})
             check(not isinstance(refused, MCPError) and refused.is_error, "B cannot close A's second tab", refused)
+            # A ref of A's tab closed since reads to B as never given out, like any other of A's.
+            await ok(a, "browser_tabs", {"action": "close", "index": 1})
+            refused = await call(b, "page_click", {"ref": ref_a2})
+            check(not isinstance(refused, MCPError) and refused.is_error and refused.structured_content["error"]["code"] == "not_found"
+                  and "closed" not in text(refused), "B's click with a ref of A's closed tab says nothing of it", refused)
             await ok(a, "browser_tabs", {"action": "select", "index": 0})
 
             # Cookies and storage: set in A, same origin, not visible in B.
@@ -167,13 +173,17 @@ async def stateless() -> None:
 
 
 async def expire() -> None:
-    """lumo runs with --session-idle 2: an idle session expires, and its context with it."""
+    """lumo runs with --session-idle 4: an idle session expires, and its context with it."""
+    # Start the browser first, outside any session: a call that outlasts the idle time
+    # would lose its session (rmcp's worker counts messages, not calls in flight).
+    async with Client(LUMO) as c:
+        await ok(c, "browser_tabs", {"action": "list"})
     mcp.client.session.LATEST_HANDSHAKE_VERSION = "2025-06-18"
     try:
         async with Client(LUMO, mode="legacy") as a:
             await ok(a, "browser_navigate", {"url": page("alpha")})
             print("idle", flush=True)
-            await asyncio.sleep(5)
+            await asyncio.sleep(8)
             answer = await call(a, "browser_tabs", {"action": "list"})
             check(isinstance(answer, MCPError), "the idle session expired", answer)
     except Exception as e:  # the SDK may also fail the closing DELETE of the expired session

@@ -104,7 +104,7 @@ async fn http_sessions_cannot_see_or_touch_each_others_tabs_cookies_or_page_tool
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_http_session_takes_its_browser_context_with_it() {
     let fixtures = FixtureServer::start().await;
-    let mut served = serve(&["--session-idle", "2"]).await;
+    let mut served = serve(&["--session-idle", "4"]).await;
     let stdout = served.run_client(&fixtures, &["expire"]).await;
     assert!(stdout.contains("ok   the idle session expired"), "{stdout}");
     let disposed = served.disposed(1).await;
