@@ -3,6 +3,8 @@
 //!
 //! - [`Session`] is the browser lumo drives: launched on first use (or
 //!   attached to), its tabs followed by one event pump, restarted after a crash.
+//!   [`Session::isolated`] makes another client's handle on the same browser,
+//!   with a browser context (tabs, cookies, storage) of its own.
 //! - [`builtin_tools`] lists every built-in tool as a [`Tool`]: a
 //!   [`ToolSpec`] (name, description, JSON Schema, hints) and a handler.
 //!   Each family lives in one file under `tools/` (`page_click` is in

@@ -189,8 +189,26 @@ pub(crate) fn ref_frame(live: &Live, tab: &Tab, r: &str) -> Result<Option<u32>, 
             format!("{r} was never given out in this tab; take a page_snapshot (or page_find) and use a ref from it."),
         )),
         Verdict::Elsewhere(target) => {
-            let tabs = live.tabs();
-            let index_of = |id: &str| tabs.list.iter().position(|t| t.target_id == id);
+            // Only the tabs of the acting tab's own browser context count: a ref of
+            // another client's context reads as never given out here, naming nothing of it.
+            let all = live.tabs().list.clone();
+            let closed = !all.iter().any(|t| t.target_id == target);
+            let ours = |context: &str| context == tab.browser_context;
+            let tabs: Vec<_> = all.into_iter().filter(|t| ours(&t.browser_context)).collect();
+            let index_of = |id: &str| tabs.iter().position(|t| t.target_id == id);
+            let elsewhere = if closed {
+                live.closed_context(&target).is_some_and(|context| !ours(&context))
+            } else {
+                index_of(&target).is_none()
+            };
+            if elsewhere {
+                return Err(fail(
+                    ErrorCode::NotFound,
+                    format!(
+                        "{r} was never given out in this tab; take a page_snapshot (or page_find) and use a ref from it."
+                    ),
+                ));
+            }
             match (index_of(&target), index_of(&tab.target_id)) {
                 (Some(theirs), Some(ours)) => Err(fail(
                     ErrorCode::InvalidState,

@@ -1,5 +1,13 @@
 //! The browser lumo drives: started (or attached) on first use, its tabs
 //! attached and kept current by one event pump, restarted after a crash.
+//!
+//! One browser process serves every client. A [`Session`] is one client's
+//! handle on it: the default one (stdio, `lumo call`, stateless HTTP requests)
+//! works in the browser's default context, and each handle made with
+//! [`Session::isolated`] (one per Streamable HTTP session) gets its own browser
+//! context (`Target.createBrowserContext`: own tabs, cookies, storage), created
+//! on its first call and disposed when the handle is dropped. Tools see only
+//! their handle's tabs: listing, selecting, reading and acting are all scoped.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -26,9 +34,24 @@ pub enum BrowserSource {
     Bridge(Connection),
 }
 
-/// The browser lumo drives, started on first use.
+/// One client's handle on the browser lumo drives (started on first use):
+/// the browser is shared, the tabs are the handle's own (see the module docs).
 #[derive(Debug)]
 pub struct Session {
+    browser: Arc<BrowserShared>,
+    /// Which browser context this handle works in: 0 is the default context.
+    pub(crate) scope: Scope,
+    /// Which URLs lumo opens and which pages its tools read.
+    pub(crate) policy: UrlPolicy,
+}
+
+/// A handle's browser context, by lumo's own number (stable across browser
+/// restarts; the CDP `browserContextId` behind it is not). 0: the default context.
+pub(crate) type Scope = u64;
+
+/// What every handle on one browser shares: the browser itself.
+#[derive(Debug)]
+pub struct BrowserShared {
     source: BrowserSource,
     live: tokio::sync::Mutex<Option<Arc<Live>>>,
     /// Set by [`Session::shutdown`]: no browser starts after it (a call still
@@ -38,21 +61,44 @@ pub struct Session {
     pub(crate) webmcp: crate::webmcp::Shared,
     /// Element refs of every tab; kept across browser restarts so old refs never name new elements.
     refs: Arc<RefBook>,
-    /// Which URLs lumo opens and which pages its tools read.
-    pub(crate) policy: UrlPolicy,
+    /// The last scope number given out.
+    scopes: std::sync::atomic::AtomicU64,
+}
+
+impl std::ops::Deref for Session {
+    type Target = BrowserShared;
+    fn deref(&self) -> &BrowserShared {
+        &self.browser
+    }
 }
 
 impl Session {
     /// A session that starts or attaches to its browser on the first tool call.
     pub fn new(source: BrowserSource) -> Self {
-        Self {
+        let browser = BrowserShared {
             source,
             live: tokio::sync::Mutex::new(None),
             stopped: Default::default(),
             webmcp: Default::default(),
             refs: Default::default(),
-            policy: UrlPolicy::default(),
-        }
+            scopes: Default::default(),
+        };
+        Self { browser: Arc::new(browser), scope: 0, policy: UrlPolicy::default() }
+    }
+
+    /// A handle on the same browser with a browser context of its own (own tabs,
+    /// cookies, storage), created on its first call and disposed when the
+    /// handle is dropped. Costs nothing until used.
+    // `clone`: the policy may grow lists (origin allow/block) and stop being `Copy`.
+    #[allow(clippy::clone_on_copy)]
+    pub fn isolated(&self) -> Self {
+        let scope = self.browser.scopes.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        Self { browser: self.browser.clone(), scope, policy: self.policy.clone() }
+    }
+
+    /// Whether this handle has a browser context of its own (see [`Session::isolated`]).
+    pub fn is_isolated(&self) -> bool {
+        self.scope != 0
     }
 
     /// The same session with a URL policy other than the default (web pages only).
@@ -64,6 +110,15 @@ impl Session {
     /// The running browser, started now if needed. After a crash the first
     /// call reports it and the next one starts a new browser.
     pub(crate) async fn live(&self) -> Result<Arc<Live>, ToolFailure> {
+        let live = self.browser_live().await?;
+        if self.scope != 0 {
+            live.ensure_context(self.scope).await.map_err(cdp_failure)?;
+        }
+        Ok(live)
+    }
+
+    /// The running browser, started now if needed (no context of this handle's made).
+    async fn browser_live(&self) -> Result<Arc<Live>, ToolFailure> {
         let mut guard = self.live.lock().await;
         if self.stopped.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(fail(ErrorCode::Unavailable, "lumo is shutting down; the browser is closed."));
@@ -112,7 +167,7 @@ impl Session {
     /// The selected tab whatever it shows: for the tools that take it somewhere else.
     pub(crate) async fn tab_to_navigate(&self) -> Result<(Arc<Live>, Arc<Tab>), ToolFailure> {
         let live = self.live().await?;
-        let tab = live.selected().ok_or_else(|| {
+        let tab = live.selected(self.scope).ok_or_else(|| {
             fail(ErrorCode::InvalidState, "No tab is open. Open one with browser_tabs {action: \"new\"}.")
         })?;
         Ok((live, tab))
@@ -126,7 +181,7 @@ impl Session {
     /// The browser and its selected tab, if a browser is running (never starts one).
     pub(crate) async fn tab_if_running(&self) -> Option<(Arc<Live>, Arc<Tab>)> {
         let live = self.live.lock().await.as_ref().filter(|l| !l.cdp.is_closed()).cloned()?;
-        let tab = live.selected()?;
+        let tab = live.selected(self.scope)?;
         Some((live, tab))
     }
 
@@ -158,10 +213,30 @@ impl Session {
     }
 }
 
+impl Drop for Session {
+    /// An isolated handle's browser context goes with it (its tabs close, its
+    /// cookies and storage are dropped); the default context stays.
+    fn drop(&mut self) {
+        if self.scope == 0 {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let (browser, scope) = (self.browser.clone(), self.scope);
+        runtime.spawn(async move {
+            let live = browser.live.lock().await.as_ref().filter(|l| !l.cdp.is_closed()).cloned();
+            if let Some(live) = live {
+                live.dispose_context(scope).await;
+            }
+        });
+    }
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Tabs {
+    /// Every tab lumo is attached to, of every browser context.
     pub(crate) list: Vec<Arc<Tab>>,
-    pub(crate) selected: Option<String>,
+    /// The selected tab of each handle's context.
+    selected: HashMap<Scope, String>,
 }
 
 /// A connected browser and its tabs.
@@ -179,7 +254,17 @@ pub(crate) struct Live {
     pump: JoinHandle<()>,
     /// Decides every document request while origin lists are set (see `on_request_paused`).
     policy: UrlPolicy,
+    /// The browser context (CDP `browserContextId`) of each isolated handle that has one.
+    contexts: Mutex<HashMap<Scope, String>>,
+    /// One context creation at a time.
+    creating: tokio::sync::Mutex<()>,
+    /// The browser context of recently closed tabs (target id, context), newest last:
+    /// a ref of another client's closed tab must not be told apart from one never given out.
+    closed: Mutex<std::collections::VecDeque<(String, String)>>,
 }
+
+/// How many closed tabs [`Live`] remembers the browser context of.
+const CLOSED_KEPT: usize = 1000;
 
 impl Live {
     async fn start(source: &BrowserSource, refs: Arc<RefBook>, policy: UrlPolicy) -> Result<Arc<Self>, CdpError> {
@@ -203,24 +288,30 @@ impl Live {
                 attaching: Default::default(),
                 pump,
                 policy,
+                contexts: Mutex::default(),
+                creating: Default::default(),
+                closed: Mutex::default(),
             }
         });
         cdp.call("Target.setDiscoverTargets", json!({"discover": true}), None).await?;
         let targets = cdp.call("Target.getTargets", json!({}), None).await?;
-        let pages: Vec<String> = targets["targetInfos"]
+        let pages: Vec<(String, String)> = targets["targetInfos"]
             .as_array()
             .into_iter()
             .flatten()
             .filter(|t| {
                 t["type"] == "page" && !t["url"].as_str().unwrap_or_default().starts_with("chrome-extension://")
             })
-            .filter_map(|t| t["targetId"].as_str().map(str::to_string))
+            .filter_map(|t| {
+                let context = t["browserContextId"].as_str().unwrap_or_default().to_string();
+                t["targetId"].as_str().map(|id| (id.to_string(), context))
+            })
             .collect();
-        for target in &pages {
-            live.attach(target).await?;
+        for (target, context) in &pages {
+            live.attach(target, context).await?;
         }
         if pages.is_empty() {
-            live.new_tab("about:blank").await?;
+            live.new_tab(0, "about:blank").await?;
         }
         Ok(live)
     }
@@ -233,27 +324,97 @@ impl Live {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(crate) fn selected(&self) -> Option<Arc<Tab>> {
-        let tabs = self.tabs();
-        let id = tabs.selected.as_deref()?;
-        tabs.list.iter().find(|t| t.target_id == id).cloned()
+    fn contexts(&self) -> MutexGuard<'_, HashMap<Scope, String>> {
+        self.contexts.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(crate) fn select(&self, target_id: &str) {
-        self.tabs().selected = Some(target_id.to_string());
+    /// Which handle's context a browser context id belongs to: an isolated
+    /// handle's own, else the default (0), which also holds contexts lumo did
+    /// not make (an attached browser's).
+    fn scope_of(&self, browser_context: &str) -> Scope {
+        self.contexts().iter().find(|(_, id)| id.as_str() == browser_context).map_or(0, |(scope, _)| *scope)
     }
 
-    /// Opens a tab and selects it.
-    pub(crate) async fn new_tab(&self, url: &str) -> Result<Arc<Tab>, CdpError> {
-        let created = self.cdp.call("Target.createTarget", json!({"url": url}), None).await?;
+    /// The tabs of one handle's context, in the order they were opened.
+    pub(crate) fn tabs_in(&self, scope: Scope) -> Vec<Arc<Tab>> {
+        let list = self.tabs().list.clone();
+        list.into_iter().filter(|t| self.scope_of(&t.browser_context) == scope).collect()
+    }
+
+    /// The selected tab of one handle's context.
+    pub(crate) fn selected(&self, scope: Scope) -> Option<Arc<Tab>> {
+        let id = self.tabs().selected.get(&scope).cloned()?;
+        self.tabs_in(scope).into_iter().find(|t| t.target_id == id)
+    }
+
+    /// Selects a tab of one handle's context.
+    pub(crate) fn select(&self, scope: Scope, target_id: &str) {
+        self.tabs().selected.insert(scope, target_id.to_string());
+    }
+
+    /// The selected tab of every handle's context.
+    pub(crate) fn all_selected(&self) -> Vec<Arc<Tab>> {
+        let scopes: Vec<Scope> = self.tabs().selected.keys().copied().collect();
+        scopes.into_iter().filter_map(|scope| self.selected(scope)).collect()
+    }
+
+    /// Opens a tab in one handle's context and selects it.
+    pub(crate) async fn new_tab(&self, scope: Scope, url: &str) -> Result<Arc<Tab>, CdpError> {
+        let context = if scope == 0 { None } else { self.contexts().get(&scope).cloned() };
+        let params = match &context {
+            Some(context) => json!({"url": url, "browserContextId": context}),
+            None => json!({"url": url}),
+        };
+        let created = self.cdp.call("Target.createTarget", params, None).await?;
         let target = created["targetId"].as_str().unwrap_or_default().to_string();
-        let tab = self.attach(&target).await?;
-        self.select(&tab.target_id);
+        let tab = self.attach(&target, context.as_deref().unwrap_or_default()).await?;
+        self.select(scope, &tab.target_id);
         Ok(tab)
     }
 
-    /// Attaches to a page target once; enables the domains tools rely on.
-    async fn attach(&self, target_id: &str) -> Result<Arc<Tab>, CdpError> {
+    /// Makes an isolated handle's browser context, with one blank tab, unless it has one.
+    async fn ensure_context(&self, scope: Scope) -> Result<(), CdpError> {
+        if self.contexts().contains_key(&scope) {
+            return Ok(());
+        }
+        let _one_at_a_time = self.creating.lock().await;
+        if self.contexts().contains_key(&scope) {
+            return Ok(());
+        }
+        let created = self.cdp.call("Target.createBrowserContext", json!({"disposeOnDetach": true}), None).await?;
+        let Some(context) = created["browserContextId"].as_str() else {
+            return Err(CdpError::Protocol {
+                method: "Target.createBrowserContext".into(),
+                code: -32000,
+                message: "Target.createBrowserContext gave no browserContextId".into(),
+            });
+        };
+        self.contexts().insert(scope, context.to_string());
+        tracing::debug!(scope, "made a browser context for an MCP session");
+        self.new_tab(scope, "about:blank").await?;
+        Ok(())
+    }
+
+    /// Closes an isolated handle's browser context: its tabs, cookies and storage go.
+    async fn dispose_context(&self, scope: Scope) {
+        let Some(context) = self.contexts().get(&scope).cloned() else { return };
+        if let Err(e) = self.cdp.call("Target.disposeBrowserContext", json!({"browserContextId": context}), None).await
+        {
+            tracing::debug!(scope, error = %e, "could not dispose of a browser context");
+        }
+        // Its tabs are gone: forget them before the scope, so that no other handle sees them.
+        let gone: Vec<String> = self.tabs_in(scope).iter().map(|t| t.target_id.clone()).collect();
+        for target in gone {
+            self.forget(&target);
+        }
+        self.contexts().remove(&scope);
+        self.tabs().selected.remove(&scope);
+        tracing::info!(scope, "disposed of the browser context of a closed MCP session");
+    }
+
+    /// Attaches to a page target (of the browser context `browser_context`) once;
+    /// enables the domains tools rely on.
+    async fn attach(&self, target_id: &str, browser_context: &str) -> Result<Arc<Tab>, CdpError> {
         let _one_at_a_time = self.attaching.lock().await;
         if let Some(tab) = self.tabs().list.iter().find(|t| t.target_id == target_id) {
             return Ok(tab.clone());
@@ -268,6 +429,7 @@ impl Live {
             target_id.to_string(),
             session.clone(),
             frame["id"].as_str().unwrap_or_default().to_string(),
+            browser_context.to_string(),
         ));
         tab.state().url = frame["url"].as_str().unwrap_or_default().to_string();
         tab.state().webmcp.record_tree(&tree["frameTree"]);
@@ -314,14 +476,13 @@ impl Live {
         if let Err(e) = webmcp {
             tracing::debug!(target = %target_id, error = %e, "WebMCP is not available in this tab");
         }
+        let scope = self.scope_of(browser_context);
         {
             let mut tabs = self.tabs();
             if !tabs.list.iter().any(|t| t.target_id == target_id) {
                 tabs.list.push(tab.clone());
             }
-            if tabs.selected.is_none() {
-                tabs.selected = Some(target_id.to_string());
-            }
+            tabs.selected.entry(scope).or_insert_with(|| target_id.to_string());
         }
         Ok(tab)
     }
@@ -398,13 +559,38 @@ impl Live {
     }
 
     fn forget(&self, target_id: &str) {
-        let mut tabs = self.tabs();
-        tabs.list.retain(|t| t.target_id != target_id);
-        if tabs.selected.as_deref() == Some(target_id) {
-            tabs.selected = tabs.list.last().map(|t| t.target_id.clone());
+        let gone = {
+            let mut tabs = self.tabs();
+            let gone = tabs.list.iter().find(|t| t.target_id == target_id).cloned();
+            tabs.list.retain(|t| t.target_id != target_id);
+            gone
+        };
+        if let Some(gone) = gone {
+            {
+                let mut closed = self.closed.lock().unwrap_or_else(|e| e.into_inner());
+                if closed.len() >= CLOSED_KEPT {
+                    closed.pop_front();
+                }
+                closed.push_back((gone.target_id.clone(), gone.browser_context.clone()));
+            }
+            // The last tab of the same context becomes the selected one.
+            let scope = self.scope_of(&gone.browser_context);
+            let next = self.tabs_in(scope).last().map(|t| t.target_id.clone());
+            let mut tabs = self.tabs();
+            if tabs.selected.get(&scope).map(String::as_str) == Some(target_id) {
+                match next {
+                    Some(next) => tabs.selected.insert(scope, next),
+                    None => tabs.selected.remove(&scope),
+                };
+            }
         }
-        drop(tabs);
         self.sessions().retain(|_, t| t.target_id != target_id);
+    }
+
+    /// The browser context a closed tab was in, if lumo still remembers it.
+    pub(crate) fn closed_context(&self, target_id: &str) -> Option<String> {
+        let closed = self.closed.lock().unwrap_or_else(|e| e.into_inner());
+        closed.iter().rev().find(|(t, _)| t == target_id).map(|(_, c)| c.clone())
     }
 
     /// Sends a command to a session by id (a tab's, or one of its frames').
@@ -442,10 +628,12 @@ async fn pump(live: Weak<Live>, mut events: tokio::sync::mpsc::UnboundedReceiver
                     && !info["url"].as_str().unwrap_or_default().starts_with("chrome-extension://")
                 {
                     let target = info["targetId"].as_str().unwrap_or_default().to_string();
+                    let context = info["browserContextId"].as_str().unwrap_or_default().to_string();
                     let live = live.clone();
-                    // Pages opened by the page (window.open, target=_blank) become tabs too.
+                    // Pages opened by the page (window.open, target=_blank) become tabs too,
+                    // in the opener's browser context.
                     tokio::spawn(async move {
-                        if let Err(e) = live.attach(&target).await {
+                        if let Err(e) = live.attach(&target, &context).await {
                             tracing::debug!(%target, error = %e, "could not attach to a new tab");
                         }
                     });

@@ -150,6 +150,8 @@ pub(crate) struct ChildFrame {
 pub(crate) struct Tab {
     pub(crate) target_id: String,
     pub(crate) session_id: String,
+    /// The browser context (CDP `browserContextId`) the tab lives in.
+    pub(crate) browser_context: String,
     state: Mutex<TabState>,
     /// Woken on every event of this tab; waits re-check their condition.
     pub(crate) changed: Notify,
@@ -158,9 +160,16 @@ pub(crate) struct Tab {
 }
 
 impl Tab {
-    pub(crate) fn new(target_id: String, session_id: String, main_frame: String) -> Self {
+    pub(crate) fn new(target_id: String, session_id: String, main_frame: String, browser_context: String) -> Self {
         let state = TabState { next_child: 1, main_frame, ..TabState::default() };
-        Self { target_id, session_id, state: Mutex::new(state), changed: Notify::new(), busy: Default::default() }
+        Self {
+            target_id,
+            session_id,
+            browser_context,
+            state: Mutex::new(state),
+            changed: Notify::new(),
+            busy: Default::default(),
+        }
     }
 
     /// The CDP session that owns `frame_id`: a cross-origin frame's own, else the tab's.

@@ -517,12 +517,19 @@ impl Session {
     /// The page tools of the selected tab (exposed or refused), in registration
     /// order. Empty when no browser runs yet.
     pub fn page_tools(&self) -> Vec<PageTool> {
-        let Some(tab) = self.webmcp.live().and_then(|l| l.selected()) else { return Vec::new() };
+        let Some(tab) = self.webmcp.live().and_then(|l| l.selected(self.scope)) else { return Vec::new() };
         // A page the URL policy keeps closed (a file: page without --allow-file-urls) offers no tools.
         if self.policy.check_page(&tab.state().url).is_err() {
             return Vec::new();
         }
         tab_tools(&tab)
+    }
+
+    /// The page tools of the selected tab of every handle on this browser: what
+    /// a watcher of list changes fingerprints (any handle's change may be news to its client).
+    pub fn page_tools_everywhere(&self) -> Vec<PageTool> {
+        let Some(live) = self.webmcp.live() else { return Vec::new() };
+        live.all_selected().iter().flat_map(|tab| tab_tools(tab)).collect()
     }
 
     /// The page tool a name refers to for a session that was shown `bindings`.
@@ -670,12 +677,11 @@ pub(crate) async fn invoke(session: &Session, bound: &PageTool, input: Value) ->
 
 async fn invoke_with_timeout(session: &Session, bound: &PageTool, input: Value, timeout: Duration) -> ToolResult {
     let live = session.live().await?;
+    // Only a tab of the caller's own browser context.
     let tab = live
-        .tabs()
-        .list
-        .iter()
+        .tabs_in(session.scope)
+        .into_iter()
         .find(|t| t.target_id == bound.target_id)
-        .cloned()
         .ok_or_else(|| stale(bound.exposed.as_deref().unwrap_or(&bound.name), "its tab was closed"))?;
     session.check_readable(&live, &tab).await?;
     let still_there = |tab: &Tab| tab_tools(tab).iter().any(|t| t.generation == bound.generation);

@@ -85,6 +85,8 @@ async def handshake_sessions() -> None:
             answer,
         )
         check(await ran(a) == "0", "localhost's transfer did not run")
+        # Each session has its own browser context (issue 10 item 5): B opens the page itself.
+        await open_page(b, PAGE_B)
         check("webmcp_transfer" in await listed(b), "B lists now")
         answer = await call_transfer(b)
         check(not isinstance(answer, MCPError) and not answer.is_error, "B runs what it listed", answer)

@@ -58,7 +58,13 @@ impl Catalog {
     /// `bindings`, so that session's later calls of these names run exactly these
     /// registrations (or fail as stale).
     pub fn list(&self, bindings: &PageBindings) -> Vec<ToolSpec> {
-        let page = self.session.page_tools();
+        self.list_in(&self.session, bindings)
+    }
+
+    /// [`Catalog::list`] for the browser handle `browser` (an isolated MCP
+    /// session's own context): the page tools of *its* selected tab.
+    pub fn list_in(&self, browser: &Session, bindings: &PageBindings) -> Vec<ToolSpec> {
+        let page = browser.page_tools();
         bindings.bind(&page);
         self.specs_of(&page)
     }
@@ -90,7 +96,13 @@ impl Catalog {
     /// was shown `bindings`. `webmcp_call {name, input}` routes to the page tool
     /// so that it passes the same checks; `webmcp_list` binds what it lists.
     /// `None`: no such tool (a page tool name this session never listed included).
-    pub(crate) fn resolve(&self, name: &str, args: Value, bindings: &Arc<PageBindings>) -> Option<Resolved> {
+    pub(crate) fn resolve(
+        &self,
+        browser: &Session,
+        name: &str,
+        args: Value,
+        bindings: &Arc<PageBindings>,
+    ) -> Option<Resolved> {
         if name == "webmcp_list" {
             return Some(Resolved { tool: lumo_browser::webmcp_list_bound(bindings.clone()), args, page: None });
         }
@@ -99,7 +111,7 @@ impl Catalog {
             if let Some(target) = target {
                 let input = args.get("input").cloned().unwrap_or_else(|| Value::Object(Default::default()));
                 // Through webmcp_call an unlisted name is a tool failure that says what to do.
-                return Some(self.page_tool(&target, input, bindings).unwrap_or_else(|args| Resolved {
+                return Some(self.page_tool(browser, &target, input, bindings).unwrap_or_else(|args| Resolved {
                     tool: lumo_browser::unavailable_page_tool(
                         "webmcp_call",
                         lumo_browser::page_tool_not_listed(&target),
@@ -112,7 +124,7 @@ impl Catalog {
         if let Some(&i) = self.index.get(name) {
             return Some(Resolved { tool: self.builtin[i].clone(), args, page: None });
         }
-        if name.starts_with("webmcp_") { self.page_tool(name, args, bindings).ok() } else { None }
+        if name.starts_with("webmcp_") { self.page_tool(browser, name, args, bindings).ok() } else { None }
     }
 
     /// A built-in tool's spec.
@@ -121,8 +133,14 @@ impl Catalog {
     }
 
     /// The page tool `name` is bound to; `Err(args)` when the session never listed it.
-    fn page_tool(&self, name: &str, args: Value, bindings: &PageBindings) -> Result<Resolved, Value> {
-        match self.session.resolve_page_tool(name, bindings) {
+    fn page_tool(
+        &self,
+        browser: &Session,
+        name: &str,
+        args: Value,
+        bindings: &PageBindings,
+    ) -> Result<Resolved, Value> {
+        match browser.resolve_page_tool(name, bindings) {
             Ok(page) => Ok(Resolved { tool: lumo_browser::page_tool(&page), args, page: Some(page) }),
             Err(Unresolved::Failed(failure)) => {
                 Ok(Resolved { tool: lumo_browser::unavailable_page_tool(name, failure), args, page: None })
@@ -162,13 +180,16 @@ fn fingerprint(tools: &[PageTool]) -> Fingerprint {
 }
 
 async fn watch_page_tools(session: Weak<Session>, changes: Arc<watch::Sender<u64>>) {
-    let mut announced: Fingerprint = session.upgrade().map(|s| fingerprint(&s.page_tools())).unwrap_or_default();
+    // Every handle's page tools (isolated MCP sessions have their own tabs): a change
+    // in any of them is announced to every client, who lists again.
+    let mut announced: Fingerprint =
+        session.upgrade().map(|s| fingerprint(&s.page_tools_everywhere())).unwrap_or_default();
     let mut candidate: Option<(Fingerprint, tokio::time::Instant)> = None;
     let mut tick = tokio::time::interval(WATCH_TICK);
     loop {
         tick.tick().await;
         let Some(session) = session.upgrade() else { return };
-        let now = fingerprint(&session.page_tools());
+        let now = fingerprint(&session.page_tools_everywhere());
         drop(session);
         if now == announced {
             candidate = None;

@@ -10,6 +10,11 @@
 //! session) keeps its own page tool bindings: a session calls only the page
 //! tools it listed. A stateless Streamable HTTP request (protocol 2026-07-28)
 //! gets a fresh `LumoServer` every time, so those requests share the gate's table.
+//!
+//! Isolation between clients: a Streamable HTTP session's `LumoServer` also has
+//! its own browser context ([`lumo_browser::Session::isolated`]: own tabs,
+//! cookies, storage), disposed when the session closes or expires and rmcp drops
+//! its service. Stdio and stateless requests work in the default context.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -42,12 +47,36 @@ pub struct LumoServer {
     notifying: Arc<AtomicBool>,
     /// The page tools this session listed.
     bindings: Arc<PageBindings>,
+    /// The browser handle this session's tools run on (see the module docs).
+    browser: Arc<lumo_browser::Session>,
 }
 
 impl LumoServer {
-    /// A server over `gate`.
+    /// A server over `gate`, in the browser's default context (stdio).
     pub fn new(gate: Arc<Gate>) -> Self {
-        Self { gate, notifying: Arc::default(), bindings: Arc::default() }
+        let browser = gate.catalog().session().clone();
+        Self { gate, notifying: Arc::default(), bindings: Arc::default(), browser }
+    }
+
+    /// A server over `gate` with a browser context of its own (a Streamable HTTP
+    /// session): made on the session's first browser call, disposed with the server.
+    pub fn isolated(gate: Arc<Gate>) -> Self {
+        let browser = Arc::new(gate.catalog().session().isolated());
+        Self { gate, notifying: Arc::default(), bindings: Arc::default(), browser }
+    }
+
+    /// The browser handle a request runs on: its session's own context, or the
+    /// default one for a stateless Streamable HTTP request (no `Mcp-Session-Id`),
+    /// which shares the gate's bindings too.
+    fn browser_for(&self, context: &RequestContext<RoleServer>) -> Arc<lumo_browser::Session> {
+        if self.stateless(context) { self.gate.catalog().session().clone() } else { self.browser.clone() }
+    }
+
+    fn stateless(&self, context: &RequestContext<RoleServer>) -> bool {
+        context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .is_some_and(|parts| !parts.headers.contains_key("mcp-session-id"))
     }
 
     /// The page tool bindings a request uses: its session's, or the gate's shared
@@ -179,8 +208,9 @@ impl ServerHandler for LumoServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.notify_changes(context.peer.clone());
-        let bindings = self.bindings_for(&context);
-        Ok(ListToolsResult::with_all_items(self.gate.list_for(&bindings).iter().map(to_mcp_tool).collect()))
+        let (bindings, browser) = (self.bindings_for(&context), self.browser_for(&context));
+        let listed = self.gate.list_in(&browser, &bindings);
+        Ok(ListToolsResult::with_all_items(listed.iter().map(to_mcp_tool).collect()))
     }
 
     async fn call_tool(
@@ -191,9 +221,11 @@ impl ServerHandler for LumoServer {
         let args = request.arguments.map(serde_json::Value::Object).unwrap_or(serde_json::Value::Null);
         self.notify_changes(context.peer.clone());
         let confirm = elicitation_confirmer(context.peer.clone());
-        let bindings = self.bindings_for(&context);
+        let (bindings, browser) = (self.bindings_for(&context), self.browser_for(&context));
         let caller = caller_of(&context);
-        match self.gate.call_as(&caller, &bindings, &request.name, args, context.ct.clone(), Some(confirm)).await {
+        let call =
+            self.gate.call_in(&browser, &caller, &bindings, &request.name, args, context.ct.clone(), Some(confirm));
+        match call.await {
             Ok(output) => Ok(to_mcp_result(output).into()),
             Err(e @ CallError::UnknownTool(_)) => Err(ErrorData::invalid_params(e.to_string(), None)),
         }

@@ -17,7 +17,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use lumo_browser::{Image, PageBindings, ToolSpec};
+use lumo_browser::{Image, PageBindings, Session, ToolSpec};
 use lumo_protocol::redact::Redactor;
 use lumo_protocol::{ErrorCode, RateLimiter, ToolFailure};
 use serde_json::Value;
@@ -229,7 +229,14 @@ impl Gate {
     /// Lists the tools for the session that holds `bindings`, binding the page tools
     /// listed; tools of groups the policy turned off are left out.
     pub fn list_for(&self, bindings: &Arc<PageBindings>) -> Vec<ToolSpec> {
-        let mut specs = self.catalog.list(bindings);
+        self.list_in(self.catalog.session(), bindings)
+    }
+
+    /// Lists the tools for the session that holds `bindings` and works in `browser`
+    /// (its own browser context), binding the page tools listed; tools of groups the
+    /// policy turned off are left out.
+    pub fn list_in(&self, browser: &Session, bindings: &PageBindings) -> Vec<ToolSpec> {
+        let mut specs = self.catalog.list_in(browser, bindings);
         specs.retain(|s| self.disabled_group(&s.name).is_none());
         specs
     }
@@ -268,16 +275,34 @@ impl Gate {
         cancel: CancellationToken,
         confirm: Option<Confirmer>,
     ) -> Result<GateOutput, CallError> {
+        let browser = self.catalog.session().clone();
+        self.call_in(&browser, caller, bindings, name, args, cancel, confirm).await
+    }
+
+    /// [`Gate::call_as`] on the browser handle `browser` (an isolated MCP
+    /// session's own browser context, [`lumo_browser::Session::isolated`]):
+    /// the tools see and act on that handle's tabs only.
+    #[allow(clippy::too_many_arguments)] // call_as's context plus the browser handle
+    pub async fn call_in(
+        &self,
+        browser: &Arc<lumo_browser::Session>,
+        caller: &CallContext,
+        bindings: &Arc<PageBindings>,
+        name: &str,
+        args: Value,
+        cancel: CancellationToken,
+        confirm: Option<Confirmer>,
+    ) -> Result<GateOutput, CallError> {
         let (started, at_ms) = (Instant::now(), crate::audit::now_ms());
         let args = if args.is_null() { Value::Object(Default::default()) } else { args };
         let params_hash = lumo_protocol::params_hash(&args).map(|h| h.to_string()).unwrap_or_default();
         let mut trail = Trail::default();
-        let result = self.run(caller, bindings, name, args, cancel, confirm, &mut trail).await;
+        let result = self.run(browser, caller, bindings, name, args, cancel, confirm, &mut trail).await;
         let result = result.map(|out| self.shape(out, trail.shaping));
         if let Some(audit) = &self.audit {
             let target = match trail.target.take() {
                 Some(origin) => origin,
-                None => self.catalog.session().selected_url().await.map(|u| origin(&u)).unwrap_or_default(),
+                None => browser.selected_url().await.map(|u| origin(&u)).unwrap_or_default(),
             };
             audit.record(Entry {
                 at_ms,
@@ -321,6 +346,7 @@ impl Gate {
     #[allow(clippy::too_many_arguments)] // one call's whole context, passed down once
     async fn run(
         &self,
+        browser: &Arc<lumo_browser::Session>,
         caller: &CallContext,
         bindings: &Arc<PageBindings>,
         name: &str,
@@ -335,8 +361,10 @@ impl Gate {
         {
             return Ok(failed(failure));
         }
-        let resolved =
-            self.catalog.resolve(name, args, bindings).ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
+        let resolved = self
+            .catalog
+            .resolve(browser, name, args, bindings)
+            .ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
         let (tool, args) = (resolved.tool, resolved.args);
         trail.resolved(&tool.spec, resolved.page.as_ref(), name);
         if let Some(group) = self.disabled_group(&tool.spec.name).or_else(|| self.disabled_group(name)) {
@@ -387,8 +415,7 @@ impl Gate {
         {
             return Ok(refused);
         }
-        let session = self.catalog.session().clone();
-        let run = tool.call(session, args);
+        let run = tool.call(browser.clone(), args);
         let result = tokio::select! {
             result = tokio::time::timeout(CALL_TIMEOUT, run) => result.unwrap_or_else(|_| {
                 Err(ToolFailure::new(ErrorCode::Timeout, format!("{name} did not finish within {}s", CALL_TIMEOUT.as_secs())))

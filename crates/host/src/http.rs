@@ -87,7 +87,7 @@ pub async fn serve_http(gate: Arc<Gate>, options: HttpOptions) -> Result<(), Htt
     // protocol; lumo's session manager primes request streams for clients that expect it.
     config = config.with_sse_retry(None);
     let sessions = Arc::new(Sessions::new(options.limits));
-    let service = StreamableHttpService::new(move || Ok(LumoServer::new(gate.clone())), sessions.clone(), config);
+    let service = StreamableHttpService::new(move || Ok(LumoServer::isolated(gate.clone())), sessions.clone(), config);
     let token = options.token.map(Arc::new);
     let origins = Arc::new(options.allowed_origins);
     let listener = tokio::net::TcpListener::bind(options.addr).await?;

@@ -157,16 +157,19 @@ enum TabAction {
 
 async fn tabs(session: Ctx, args: TabsArgs) -> ToolResult {
     let live = session.live().await?;
+    // Only this handle's own tabs (its browser context): never another client's.
+    let scope = session.scope;
     let pick = |index: Option<usize>| -> Result<String, lumo_protocol::ToolFailure> {
-        let tabs = live.tabs();
+        let tabs = live.tabs_in(scope);
+        let selected = live.selected(scope).map(|t| t.target_id.clone());
         let index = match index {
             Some(i) => i,
-            None => tabs.list.iter().position(|t| Some(&t.target_id) == tabs.selected.as_ref()).unwrap_or(0),
+            None => tabs.iter().position(|t| Some(&t.target_id) == selected.as_ref()).unwrap_or(0),
         };
-        tabs.list.get(index).map(|t| t.target_id.clone()).ok_or_else(|| {
+        tabs.get(index).map(|t| t.target_id.clone()).ok_or_else(|| {
             fail(
                 ErrorCode::NotFound,
-                format!("index: no tab {index}; there are {} (browser_tabs {{action: \"list\"}})", tabs.list.len()),
+                format!("index: no tab {index}; there are {} (browser_tabs {{action: \"list\"}})", tabs.len()),
             )
         })
     };
@@ -176,7 +179,7 @@ async fn tabs(session: Ctx, args: TabsArgs) -> ToolResult {
             let url = session.policy.check_open(args.url.as_deref().unwrap_or("about:blank"))?;
             // Open it blank, then navigate once lumo listens: a URL given to createTarget
             // starts loading before the tab's events are on, and its load can go unseen.
-            let tab = live.new_tab("about:blank").await.map_err(crate::session::cdp_failure)?;
+            let tab = live.new_tab(scope, "about:blank").await.map_err(crate::session::cdp_failure)?;
             if url != "about:blank" {
                 goto(&live, &tab, &url).await?;
             }
@@ -188,7 +191,7 @@ async fn tabs(session: Ctx, args: TabsArgs) -> ToolResult {
                 .call("Target.activateTarget", json!({"targetId": target}), None)
                 .await
                 .map_err(crate::session::cdp_failure)?;
-            live.select(&target);
+            live.select(scope, &target);
         }
         TabAction::Close => {
             let target = pick(args.index)?;
@@ -204,9 +207,9 @@ async fn tabs(session: Ctx, args: TabsArgs) -> ToolResult {
     let info_of = |id: &str| {
         infos["targetInfos"].as_array().into_iter().flatten().find(|t| t["targetId"].as_str() == Some(id)).cloned()
     };
-    let tabs = live.tabs();
+    let tabs = live.tabs_in(scope);
+    let selected = live.selected(scope).map(|t| t.target_id.clone());
     let lines: Vec<String> = tabs
-        .list
         .iter()
         .enumerate()
         .map(|(i, t)| {
@@ -214,7 +217,7 @@ async fn tabs(session: Ctx, args: TabsArgs) -> ToolResult {
             let info = info_of(&t.target_id);
             let title = info.as_ref().and_then(|i| i["title"].as_str()).unwrap_or(&s.title).to_string();
             let url = info.as_ref().and_then(|i| i["url"].as_str()).unwrap_or(&s.url).to_string();
-            let mark = if Some(&t.target_id) == tabs.selected.as_ref() { "*" } else { " " };
+            let mark = if Some(&t.target_id) == selected.as_ref() { "*" } else { " " };
             // Chromium titles an untitled page with its URL: say nothing twice.
             let title = if title.is_empty() || url.ends_with(&title) { "(untitled)".to_string() } else { title };
             format!("{mark}{i} {title} — {url}")
