@@ -10,14 +10,14 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use lumo_host::{Audit, AuditFilter, AuditLog, AuditRecord, Gate, Retention};
 
-/// Gate settings: policy file, audit log, rate window, tool groups. A flag or
-/// environment variable wins over `lumo.toml`, which wins over the default.
-
 /// The default write window. The seed's 30 per 60 s is its model for a provider's
 /// writes; an agent driving the browser clicks and types faster than that in
 /// ordinary work, so built-in actions get four times the room (still a brake on a
 /// runaway loop). `--rate-limit 30/60s` restores the seed's figure.
 const DEFAULT_RATE: &str = "120/60s";
+
+/// Gate settings: policy file, audit log, rate window, tool groups. A flag or
+/// environment variable wins over `lumo.toml`, which wins over the default.
 #[derive(Args, Clone, Debug)]
 pub(crate) struct GateArgs {
     /// Policy file (default: $XDG_CONFIG_HOME/lumo/lumo.toml, else ~/.config/lumo/lumo.toml, if there); re-read on change.
