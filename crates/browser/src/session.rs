@@ -608,6 +608,8 @@ impl Live {
 pub(crate) fn cdp_failure(e: CdpError) -> ToolFailure {
     let code = match &e {
         CdpError::ConnectionLost => ErrorCode::Unavailable,
+        // The bridge relay could not reach the user's browser in time (the extension is away).
+        CdpError::Protocol { code, .. } if *code == lumo_cdp::CARRIER_UNAVAILABLE => ErrorCode::Unavailable,
         CdpError::Timeout { .. } => ErrorCode::Timeout,
         _ => ErrorCode::OperationFailed,
     };

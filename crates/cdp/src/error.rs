@@ -57,3 +57,8 @@ pub enum CdpError {
     #[error("malformed message from the browser: {0}")]
     Malformed(String),
 }
+
+/// The JSON-RPC error code a carrier (the bridge relay) answers with when it cannot
+/// reach the browser in time: the browser is away, not the command wrong. lumo
+/// reports such failures as `unavailable`.
+pub const CARRIER_UNAVAILABLE: i64 = -32090;

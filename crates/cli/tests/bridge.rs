@@ -380,5 +380,7 @@ async fn a_call_fails_saying_why_when_the_extension_stays_away() {
     let started = Instant::now();
     let (failed, text) = rig.call("page_snapshot", json!({})).await;
     assert!(failed && text.contains("bridge extension has not been connected for 3 s"), "{text}");
+    // The browser is away, not the command wrong: `unavailable`, as for a closed browser.
+    assert!(text.contains("[unavailable]"), "{text}");
     assert!(started.elapsed() < Duration::from_secs(6), "{:?}", started.elapsed());
 }

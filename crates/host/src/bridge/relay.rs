@@ -163,7 +163,10 @@ async fn watchdog(inner: std::sync::Weak<Inner>, wait: Duration) {
                 since.elapsed().as_secs()
             );
             let _ =
-                inner.to_lumo.send(Ok(json!({"id": id, "error": {"code": -32001, "message": message}}).to_string()));
+                inner
+                    .to_lumo
+                    .send(Ok(json!({"id": id, "error": {"code": lumo_cdp::CARRIER_UNAVAILABLE, "message": message}})
+                        .to_string()));
         }
     }
 }
