@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
-use lumo_host::{Audit, AuditFilter, AuditLog, AuditRecord, Gate, Retention};
+use lumo_host::{Audit, AuditFilter, AuditLog, AuditRecord, ConfirmMode, Gate, Retention};
 
 /// The default write window. The seed's 30 per 60 s is its model for a provider's
 /// writes; an agent driving the browser clicks and types faster than that in
@@ -38,6 +38,9 @@ pub(crate) struct GateArgs {
     /// Tool groups to turn off, comma-separated: evaluate, uploads, network_bodies, page_tools (or none).
     #[arg(long, env = "LUMO_DISABLE", value_name = "GROUPS", value_delimiter = ',')]
     disable: Option<Vec<String>>,
+    /// Consequential page tools: ask the user (MCP elicitation), allow without asking, or deny [default: ask].
+    #[arg(long, env = "LUMO_CONFIRM", value_name = "ask|allow|deny", value_parser = ConfirmMode::parse)]
+    confirm: Option<ConfirmMode>,
 }
 
 /// `lumo.toml`.
@@ -46,6 +49,8 @@ pub(crate) struct GateArgs {
 struct PolicyFile {
     /// Like `--rate-limit`.
     rate_limit: Option<String>,
+    /// Like `--confirm`.
+    confirm: Option<String>,
     #[serde(default)]
     audit: AuditSection,
     #[serde(default)]
@@ -108,6 +113,14 @@ impl GateArgs {
         parse_rate(text).map(|s| s.0).map_err(|e| anyhow::anyhow!("lumo.toml rate_limit: {e}"))
     }
 
+    fn confirm_mode(&self, file: &PolicyFile) -> anyhow::Result<ConfirmMode> {
+        match (self.confirm, file.confirm.as_deref()) {
+            (Some(mode), _) => Ok(mode),
+            (None, Some(text)) => ConfirmMode::parse(text).map_err(|e| anyhow::anyhow!("lumo.toml confirm: {e}")),
+            (None, None) => Ok(ConfirmMode::Ask),
+        }
+    }
+
     fn disabled(&self, file: &PolicyFile) -> anyhow::Result<Vec<lumo_host::ToolGroup>> {
         groups(self.disable.as_ref().or(file.tools.disable.as_ref()).map_or(&[][..], Vec::as_slice))
     }
@@ -124,6 +137,7 @@ impl GateArgs {
             .with_context(|| "cannot open the audit log (choose another file with --audit-db PATH)")?;
         let gate = gate.with_audit(audit).with_rate_limit(self.rate(&file)?);
         gate.set_disabled_groups(&self.disabled(&file)?);
+        gate.set_confirm_mode(self.confirm_mode(&file)?);
         Ok(gate)
     }
 
@@ -142,11 +156,14 @@ impl GateArgs {
                     continue;
                 }
                 seen = now;
-                let applied = args.load().and_then(|file| Ok((args.rate(&file)?, args.disabled(&file)?)));
+                let applied = args
+                    .load()
+                    .and_then(|file| Ok((args.rate(&file)?, args.disabled(&file)?, args.confirm_mode(&file)?)));
                 match applied {
-                    Ok((rate, disabled)) => {
+                    Ok((rate, disabled, confirm)) => {
                         gate.set_rate_limit(rate);
                         gate.set_disabled_groups(&disabled);
+                        gate.set_confirm_mode(confirm);
                         tracing::info!(path = %path.display(), "policy re-read");
                     }
                     Err(e) => tracing::warn!(error = %e, "keeping the previous policy"),

@@ -147,3 +147,56 @@ async fn turning_a_group_off_in_the_file_tells_clients_the_tool_list_changed() {
     assert!(!after.iter().any(|t| t.name == "file_upload"));
     let _ = client.cancel().await;
 }
+
+/// Opens the WebMCP fixture and lists its tools (listing binds them for this session).
+async fn open_page_tools(lumo: &Lumo, server: &FixtureServer) {
+    lumo.open(&server.url("webmcp/basic.html")).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !names(&lumo.tools().await).contains(&"webmcp_buy".to_string()) {
+        assert!(Instant::now() < deadline, "the page tools did not appear");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn confirm_mode_denies_or_allows_consequential_page_tools_and_is_reread() {
+    let server = FixtureServer::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("lumo.toml");
+    let db = dir.path().join("audit.db");
+    std::fs::write(&config, "confirm = \"deny\"\n").expect("write lumo.toml");
+    // Deny wins even over --allow-consequential (which only covers clients that cannot ask).
+    let lumo = Lumo::start_with(
+        &["--config", config.to_str().expect("utf-8"), "--allow-consequential"],
+        &[("LUMO_AUDIT_DB", db.as_os_str())],
+    )
+    .await;
+    open_page_tools(&lumo, &server).await;
+    let denied = lumo.fails("webmcp_buy", json!({"item": "lamp"}), "forbidden").await;
+    assert!(denied.error_message().contains("policy denies them (confirm = deny"), "{}", denied.error_message());
+    let bought = lumo.ok("devtools_evaluate", json!({"expression": "String(window.bought)"})).await;
+    assert!(bought.text().contains("undefined"), "a denied tool did not run: {}", bought.text());
+
+    // allow: runs without asking (this client has no elicitation), from a later call on.
+    std::fs::write(&config, "confirm = \"allow\"\n").expect("rewrite lumo.toml");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let answer = lumo.call("webmcp_buy", json!({"item": "lamp"})).await;
+        if !answer.is_error() {
+            break;
+        }
+        assert_eq!(answer.error_code(), "forbidden", "{}", answer.text());
+        assert!(Instant::now() < deadline, "the changed confirm mode was not applied");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let bought = lumo.ok("devtools_evaluate", json!({"expression": "String(window.bought)"})).await;
+    assert!(bought.text().contains("lamp"), "the allowed tool ran: {}", bought.text());
+
+    // A bad value is refused at start with what to write.
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_lumo"))
+        .args(["serve", "--confirm", "maybe"])
+        .output()
+        .expect("run lumo serve");
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("write ask, allow or deny"));
+}

@@ -72,6 +72,31 @@ pub enum Confirmation {
     Unsupported,
 }
 
+/// How the gate treats consequential page tools (policy `confirm`, `--confirm`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ConfirmMode {
+    /// Ask the user through MCP elicitation before each one runs (the default).
+    #[default]
+    Ask,
+    /// Run them without asking (the call is still audited).
+    Allow,
+    /// Never run them.
+    Deny,
+}
+
+impl ConfirmMode {
+    /// `ask`, `allow` or `deny`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "ask" => Ok(Self::Ask),
+            "allow" => Ok(Self::Allow),
+            "deny" => Ok(Self::Deny),
+            other => Err(format!("{other:?} is not a confirmation mode: write ask, allow or deny")),
+        }
+    }
+}
+
 /// What a confirmation question shows the user.
 #[derive(Debug, Clone)]
 pub struct ConfirmRequest {
@@ -93,6 +118,8 @@ pub struct Gate {
     catalog: Catalog,
     validators: Mutex<HashMap<String, std::sync::Arc<jsonschema::Validator>>>,
     allow_consequential: bool,
+    /// Ask, allow or deny consequential page tools; the policy file may change it.
+    confirm_mode: std::sync::RwLock<ConfirmMode>,
     /// Page tool bindings of callers without an MCP session of their own (the
     /// CLI, stateless Streamable HTTP requests); every session has its own.
     bindings: Arc<PageBindings>,
@@ -119,6 +146,7 @@ impl Gate {
             catalog,
             validators: Mutex::default(),
             allow_consequential: false,
+            confirm_mode: Default::default(),
             bindings: Arc::default(),
             audit: None,
             rate: Mutex::default(),
@@ -199,6 +227,11 @@ impl Gate {
     /// The audit log calls are recorded in, if any.
     pub fn audit(&self) -> Option<&Audit> {
         self.audit.as_ref()
+    }
+
+    /// Asks, allows or denies consequential page tools from the next call on.
+    pub fn set_confirm_mode(&self, mode: ConfirmMode) {
+        *self.confirm_mode.write().unwrap_or_else(|e| e.into_inner()) = mode;
     }
 
     /// Lets consequential page tools run without asking when the client cannot ask the user
@@ -383,9 +416,20 @@ impl Gate {
                 origin: page.origin.clone(),
                 arguments: args.clone(),
             };
-            let answer = match &confirm {
-                Some(ask) => ask(question).await,
-                None => Confirmation::Unsupported,
+            let mode = *self.confirm_mode.read().unwrap_or_else(|e| e.into_inner());
+            let answer = match (mode, &confirm) {
+                (ConfirmMode::Allow, _) => Confirmation::Accepted,
+                (ConfirmMode::Deny, _) => {
+                    return Ok(failed(ToolFailure::new(
+                        ErrorCode::Forbidden,
+                        format!(
+                            "{} is a consequential page tool (from {}) and lumo's policy denies them (confirm = deny; change it with --confirm or in lumo.toml)",
+                            page.name, page.origin
+                        ),
+                    )));
+                }
+                (_, Some(ask)) => ask(question).await,
+                (_, None) => Confirmation::Unsupported,
             };
             let refusal = match answer {
                 Confirmation::Accepted => None,
@@ -401,7 +445,7 @@ impl Gate {
                 Confirmation::Unsupported => Some(ToolFailure::new(
                     ErrorCode::Forbidden,
                     format!(
-                        "{} is a consequential page tool (from {}) and this client cannot ask the user to confirm it (no MCP elicitation). Start lumo with --allow-consequential to let such tools run.",
+                        "{} is a consequential page tool (from {}) and this client cannot ask the user to confirm it (no MCP elicitation). Start lumo with --allow-consequential (or --confirm allow) to let such tools run.",
                         page.name, page.origin
                     ),
                 )),
