@@ -353,3 +353,95 @@ impl Lumo {
         Self { client, pid }
     }
 }
+
+/// An MCP `initialize` request body (protocol 2025-06-18), for raw HTTP and stdio tests.
+pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"lumo-http-test","version":"0.0.0"}}}"#;
+
+/// A `lumo serve --http 127.0.0.1:<port> ARGS` child spoken to with raw HTTP/1.1, killed on drop.
+pub(crate) struct HttpLumo {
+    child: tokio::process::Child,
+    /// The port it listens on.
+    pub(crate) port: u16,
+}
+
+impl HttpLumo {
+    /// Starts lumo and waits until it listens.
+    pub(crate) async fn start(extra: &[&str]) -> Self {
+        let port = free_port();
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_lumo"))
+            .args(["serve", "--http", &format!("127.0.0.1:{port}")])
+            .args(extra)
+            .env_remove("LUMO_TOKEN")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn lumo serve --http");
+        for _ in 0..100 {
+            if TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                return Self { child, port };
+            }
+            if let Some(status) = child.try_wait().expect("poll lumo") {
+                panic!("lumo serve --http exited early with {status}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("lumo serve --http 127.0.0.1:{port} did not listen within 10 s");
+    }
+
+    /// Sends one raw HTTP/1.1 request to /mcp; returns the status (0 when there is no
+    /// status line) and everything read until the answer ends, its `initialize` result is
+    /// in, or 5 s pass (an SSE stream may stay open).
+    pub(crate) async fn raw(&self, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+        let mut request = format!(
+            "{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+            self.port,
+            body.len()
+        );
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(body);
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).await.expect("connect to lumo");
+        stream.write_all(request.as_bytes()).await.expect("send the request");
+        let mut answer = Vec::new();
+        let mut chunk = [0u8; 4096];
+        let _ = tokio::time::timeout(Duration::from_secs(5), async {
+            loop {
+                match stream.read(&mut chunk).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => answer.extend_from_slice(&chunk[..n]),
+                }
+                if String::from_utf8_lossy(&answer).contains("\"serverInfo\"") {
+                    break;
+                }
+            }
+        })
+        .await;
+        let text = String::from_utf8_lossy(&answer).to_string();
+        let status = text.split_whitespace().nth(1).and_then(|s| s.parse::<u16>().ok()).unwrap_or(0);
+        (status, text)
+    }
+
+    /// POSTs [`INITIALIZE`] with extra headers.
+    pub(crate) async fn initialize(&self, headers: &[(&str, &str)]) -> (u16, String) {
+        self.raw("POST", headers, INITIALIZE).await
+    }
+}
+
+impl Drop for HttpLumo {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+/// The value of header `name` in a raw HTTP answer.
+pub(crate) fn header<'a>(answer: &'a str, name: &str) -> Option<&'a str> {
+    let head = answer.split("\r\n\r\n").next()?;
+    head.lines().find_map(|line| {
+        let (n, v) = line.split_once(':')?;
+        n.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
