@@ -14,8 +14,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::{Answer, Lumo, fixtures_dir, ref_in};
-use rmcp::ServiceExt;
-use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -27,18 +25,7 @@ const PASSWD: &str = "root:x:0:0";
 
 /// `lumo serve` with extra arguments, driven by the rmcp client.
 async fn lumo_with(args: &[&str]) -> Lumo {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_lumo"));
-    command.arg("serve").args(args);
-    if std::env::var_os("LUMO_BROWSER").is_none() && Path::new("/usr/lib/chromium/chromium").is_file() {
-        command.env("LUMO_BROWSER", "/usr/lib/chromium/chromium");
-    }
-    let transport = TokioChildProcess::new(command).expect("spawn lumo serve");
-    let pid = transport.id().expect("lumo has a pid");
-    let client = tokio::time::timeout(Duration::from_secs(30), ().serve(transport))
-        .await
-        .expect("lumo answers initialize within 30 s")
-        .expect("the MCP handshake with lumo works");
-    Lumo { client, pid }
+    Lumo::start_with(args, &[]).await
 }
 
 /// A server for `fixtures/` plus the routes these tests need: `/redirect?to=URL`

@@ -153,18 +153,7 @@ pub(crate) struct Lumo {
 impl Lumo {
     /// Starts `lumo serve` (headless Chromium, started on the first browser tool call).
     pub(crate) async fn start() -> Self {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_lumo"));
-        command.arg("serve");
-        if std::env::var_os("LUMO_BROWSER").is_none() && Path::new("/usr/lib/chromium/chromium").is_file() {
-            command.env("LUMO_BROWSER", "/usr/lib/chromium/chromium");
-        }
-        let transport = TokioChildProcess::new(command).expect("spawn lumo serve");
-        let pid = transport.id().expect("lumo has a pid");
-        let client = tokio::time::timeout(Duration::from_secs(30), ().serve(transport))
-            .await
-            .expect("lumo answers initialize within 30 s")
-            .expect("the MCP handshake with lumo works");
-        Self { client, pid }
+        Self::start_with(&[], &[]).await
     }
 
     /// Calls a tool; a protocol error comes back as `Err`.
