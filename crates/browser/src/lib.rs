@@ -28,6 +28,7 @@
 mod action;
 pub mod origin;
 mod page;
+mod recording;
 mod refs;
 pub mod schema;
 mod session;
@@ -37,6 +38,7 @@ mod tools;
 mod url_policy;
 mod webmcp;
 
+pub use recording::data_dir;
 pub use schema::sanitize_page_schema;
 pub use session::{BrowserSource, Session};
 pub use tool::{Hints, Image, Tool, ToolOutput, ToolResult, ToolSpec, fail, parse_args, schema_of};

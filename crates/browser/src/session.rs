@@ -43,6 +43,8 @@ pub struct Session {
     pub(crate) scope: Scope,
     /// Which URLs lumo opens and which pages its tools read.
     pub(crate) policy: UrlPolicy,
+    /// This handle's recording (`page_record`).
+    pub(crate) recorder: crate::recording::Recorder,
 }
 
 /// A handle's browser context, by lumo's own number (stable across browser
@@ -63,6 +65,8 @@ pub struct BrowserShared {
     refs: Arc<RefBook>,
     /// The last scope number given out.
     scopes: std::sync::atomic::AtomicU64,
+    /// Every handle's recording, finished on shutdown.
+    pub(crate) recordings: crate::recording::Recordings,
 }
 
 impl std::ops::Deref for Session {
@@ -82,8 +86,9 @@ impl Session {
             webmcp: Default::default(),
             refs: Default::default(),
             scopes: Default::default(),
+            recordings: Default::default(),
         };
-        Self { browser: Arc::new(browser), scope: 0, policy: UrlPolicy::default() }
+        Self { browser: Arc::new(browser), scope: 0, policy: UrlPolicy::default(), recorder: Default::default() }
     }
 
     /// A handle on the same browser with a browser context of its own (own tabs,
@@ -93,7 +98,7 @@ impl Session {
     #[allow(clippy::clone_on_copy)]
     pub fn isolated(&self) -> Self {
         let scope = self.browser.scopes.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-        Self { browser: self.browser.clone(), scope, policy: self.policy.clone() }
+        Self { browser: self.browser.clone(), scope, policy: self.policy.clone(), recorder: Default::default() }
     }
 
     /// Whether this handle has a browser context of its own (see [`Session::isolated`]).
@@ -190,6 +195,30 @@ impl Session {
         self.selected_if_running().await.map(|tab| tab.state().url.clone())
     }
 
+    /// Replaces the origin allow/block lists of every handle on this browser
+    /// (policy re-read). While lists are set, document requests are checked:
+    /// tabs already open are intercepted from now on too.
+    pub async fn set_origin_lists(&self, lists: crate::origin::OriginLists) {
+        self.policy.origins.set(lists);
+        let Some((live, fetch)) = self.live.lock().await.clone().and_then(|l| l.fetch_enable().map(|f| (l, f))) else {
+            return;
+        };
+        let sessions: Vec<String> = live
+            .tabs()
+            .list
+            .iter()
+            .flat_map(|t| {
+                let children: Vec<String> = t.state().children.iter().map(|c| c.session_id.clone()).collect();
+                std::iter::once(t.session_id.clone()).chain(children)
+            })
+            .collect();
+        for session in sessions {
+            if let Err(e) = live.cdp.call(fetch.0, fetch.1.clone(), Some(&session)).await {
+                tracing::debug!(%session, error = %e, "could not intercept requests in an open tab");
+            }
+        }
+    }
+
     /// The browser's process id, when lumo started it.
     pub async fn browser_pid(&self) -> Option<u32> {
         self.live.lock().await.as_ref().and_then(|l| l.browser.as_ref()).and_then(Browser::pid)
@@ -199,6 +228,8 @@ impl Session {
     /// its temporary profile to be removed); leaves an attached one running.
     /// Calls still in flight fail with a lost connection.
     pub async fn shutdown(&self) {
+        // Recordings are saved while their tabs still show.
+        self.recordings.finish_all().await;
         let live = {
             let mut guard = self.live.lock().await;
             self.stopped.store(true, std::sync::atomic::Ordering::SeqCst);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
-use lumo_browser::origin::{OriginLists, OriginPattern};
+use lumo_browser::origin::{OriginLists, OriginPattern, SharedOrigins};
 use lumo_browser::{BrowserSource, Session, UrlPolicy};
 use lumo_cdp::LaunchOptions;
 use lumo_host::{Catalog, Gate, HttpOptions, SessionLimits};
@@ -17,6 +17,7 @@ use lumo_host::{Catalog, Gate, HttpOptions, SessionLimits};
 mod audit;
 mod bridge;
 mod redaction;
+mod steps;
 
 #[derive(Parser)]
 #[command(name = "lumo", version, about = "An MCP host that gives AI agents the browser.")]
@@ -71,14 +72,16 @@ enum Command {
     },
     /// Run one tool call and print the answer.
     Call {
-        /// Tool name, e.g. browser_navigate.
-        tool: String,
-        /// Arguments as a JSON object.
-        #[arg(default_value = "{}")]
-        args: String,
-        /// Print the whole result as JSON.
+        /// A tool name (e.g. browser_navigate), then its arguments as a JSON object
+        /// (default {}); repeat for several calls in one browser: TOOL '{json}' TOOL …
+        #[arg(required = true, value_name = "TOOL ['{json}']")]
+        steps: Vec<String>,
+        /// Print the whole result as JSON (one line per call).
         #[arg(long)]
         json: bool,
+        /// Record the calls as an animated GIF at FILE, one caption per call.
+        #[arg(long, value_name = "FILE")]
+        record: Option<PathBuf>,
         /// Let consequential WebMCP page tools run (there is no one to ask).
         #[arg(long)]
         allow_consequential: bool,
@@ -113,6 +116,8 @@ enum WebmcpCommand {
         wait: u64,
         #[command(flatten)]
         browser: BrowserArgs,
+        #[command(flatten)]
+        gate: audit::GateArgs,
     },
     /// Open URL and call one of its page tools.
     Call {
@@ -134,6 +139,8 @@ enum WebmcpCommand {
         allow_consequential: bool,
         #[command(flatten)]
         browser: BrowserArgs,
+        #[command(flatten)]
+        gate: audit::GateArgs,
     },
 }
 
@@ -173,6 +180,11 @@ fn parse_origin(pattern: &str) -> Result<OriginPattern, String> {
 }
 
 impl BrowserArgs {
+    /// The origin lists given on the command line (or in the environment).
+    fn origin_lists(&self) -> OriginLists {
+        OriginLists { allow: self.browse_allow.clone(), block: self.browse_block.clone() }
+    }
+
     fn source(&self) -> BrowserSource {
         if let Some(relay) = &self.relay {
             return BrowserSource::Bridge(relay.clone());
@@ -189,28 +201,19 @@ impl BrowserArgs {
     }
 }
 
-fn gate(browser: &BrowserArgs) -> (Arc<Session>, Arc<Gate>) {
-    gate_with(browser, false)
-}
-
-fn gate_with(browser: &BrowserArgs, allow_consequential: bool) -> (Arc<Session>, Arc<Gate>) {
-    let (session, gate) = bare_gate(browser, allow_consequential);
-    (session, Arc::new(gate))
-}
-
-/// A gate with the audit log, rate window and policy of `gate_args` (serve, call).
+/// A gate with the audit log, rate window and policy of `gate_args` (serve, call, webmcp).
 fn gated(
     browser: &BrowserArgs,
     allow_consequential: bool,
     gate_args: &audit::GateArgs,
 ) -> anyhow::Result<(Arc<Session>, Arc<Gate>)> {
-    let (session, gate) = bare_gate(browser, allow_consequential);
+    let origins = gate_args.initial_origins(&browser.origin_lists())?;
+    let (session, gate) = bare_gate(browser, origins, allow_consequential);
     Ok((session, Arc::new(gate_args.apply(gate)?)))
 }
 
-fn bare_gate(browser: &BrowserArgs, allow_consequential: bool) -> (Arc<Session>, Gate) {
-    let origins = OriginLists { allow: browser.browse_allow.clone(), block: browser.browse_block.clone() };
-    let policy = UrlPolicy { allow_file_urls: browser.allow_file_urls, origins };
+fn bare_gate(browser: &BrowserArgs, origins: OriginLists, allow_consequential: bool) -> (Arc<Session>, Gate) {
+    let policy = UrlPolicy { allow_file_urls: browser.allow_file_urls, origins: SharedOrigins::new(origins) };
     let session = Arc::new(Session::new(browser.source()).with_url_policy(policy));
     let gate = Gate::new(Catalog::builtin(session.clone())).allow_consequential(allow_consequential);
     (session, gate.redact(redaction::redactor()))
@@ -320,13 +323,14 @@ fn emit(line: impl std::fmt::Display, status: i32) {
 
 async fn webmcp(command: WebmcpCommand) -> anyhow::Result<()> {
     match command {
-        WebmcpCommand::List { url, json, wait_for_tools, wait, browser } => {
-            let (session, gate) = gate(&browser);
+        WebmcpCommand::List { url, json, wait_for_tools, wait, browser, gate: gate_args } => {
+            let (session, gate) = gated(&browser, false, &gate_args)?;
             let opened =
                 open_for_webmcp(&gate, &session, &url, wait_for_tools, None, std::time::Duration::from_secs(wait))
                     .await;
             let tools = gate.catalog().page_tools();
             session.shutdown().await;
+            audit::flush(&gate);
             if let Err(why) = opened? {
                 not_ready(why);
             }
@@ -376,13 +380,13 @@ async fn webmcp(command: WebmcpCommand) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        WebmcpCommand::Call { url, tool, input, json, wait, allow_consequential, browser } => {
+        WebmcpCommand::Call { url, tool, input, json, wait, allow_consequential, browser, gate: gate_args } => {
             let input: serde_json::Value =
                 serde_json::from_str(&input).with_context(|| format!("the input is not JSON: {input}"))?;
             if !input.is_object() {
                 bail!("the input must be a JSON object");
             }
-            let (session, gate) = gate_with(&browser, allow_consequential);
+            let (session, gate) = gated(&browser, allow_consequential, &gate_args)?;
             let opened =
                 open_for_webmcp(&gate, &session, &url, 1, Some(&tool), std::time::Duration::from_secs(wait)).await;
             let result = match &opened {
@@ -401,6 +405,7 @@ async fn webmcp(command: WebmcpCommand) -> anyhow::Result<()> {
                 _ => None,
             };
             session.shutdown().await;
+            audit::flush(&gate);
             if let Err(why) = opened? {
                 not_ready(why);
             }
@@ -438,7 +443,18 @@ impl StopSignals {
     }
 }
 
+/// Prints an answer; exits 1 when it is a tool error.
 fn print_output(output: lumo_host::GateOutput, json: bool) -> anyhow::Result<()> {
+    let failed = output.is_error;
+    show_output(output, json);
+    if failed {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// Prints an answer (text, or JSON on one line).
+fn show_output(output: lumo_host::GateOutput, json: bool) {
     let status = if output.is_error { 1 } else { 0 };
     if json {
         emit(
@@ -452,10 +468,6 @@ fn print_output(output: lumo_host::GateOutput, json: bool) -> anyhow::Result<()>
             emit(format_args!("[image {} — {} base64 bytes]", image.mime, image.data.len()), status);
         }
     }
-    if output.is_error {
-        std::process::exit(1);
-    }
-    Ok(())
 }
 
 #[tokio::main]
@@ -488,7 +500,7 @@ async fn main() -> anyhow::Result<()> {
             // Profiles left by a lumo that was killed (its browser died with it).
             lumo_cdp::sweep_stale_profiles();
             let (session, gate) = gated(&browser, allow_consequential, &gate_args)?;
-            gate_args.watch(gate.clone());
+            gate_args.watch(gate.clone(), session.clone(), browser.origin_lists());
             let serving = async {
                 match http {
                     Some(addr) => {
@@ -527,16 +539,20 @@ async fn main() -> anyhow::Result<()> {
         Command::Audit(args) => audit::run(args),
         Command::Pair { dir } => bridge::pair(&dir),
         Command::Tools { json } => {
-            let (_, gate) = gate(&BrowserArgs {
-                browser: None,
-                cdp_endpoint: None,
-                user_data_dir: None,
-                headful: false,
-                allow_file_urls: false,
-                relay: None,
-                browse_allow: Vec::new(),
-                browse_block: Vec::new(),
-            });
+            let (_, gate) = bare_gate(
+                &BrowserArgs {
+                    browser: None,
+                    cdp_endpoint: None,
+                    user_data_dir: None,
+                    headful: false,
+                    allow_file_urls: false,
+                    relay: None,
+                    browse_allow: Vec::new(),
+                    browse_block: Vec::new(),
+                },
+                OriginLists::default(),
+                false,
+            );
             let specs = gate.specs();
             if json {
                 let list: Vec<serde_json::Value> = specs
@@ -571,25 +587,22 @@ async fn main() -> anyhow::Result<()> {
                 name = stop.next() => bail!("stopped by {name}"),
             }
         }
-        Command::Call { tool, args, json, allow_consequential, browser, gate: gate_args } => {
-            let args: serde_json::Value =
-                serde_json::from_str(&args).with_context(|| format!("the arguments are not JSON: {args}"))?;
-            if !args.is_object() {
-                bail!("the arguments must be a JSON object, like '{{\"url\": \"https://example.com\"}}'");
-            }
+        Command::Call { steps, json, record, allow_consequential, browser, gate: gate_args } => {
+            let steps = steps::parse(&steps)?;
             let mut stop = StopSignals::listen()?;
             let (session, gate) = gated(&browser, allow_consequential, &gate_args)?;
-            let result = tokio::select! {
-                result = gate.call(&tool, args, tokio_util::sync::CancellationToken::new()) => result,
+            let status = tokio::select! {
+                status = steps::run(&gate, &steps, record.as_deref(), json) => status,
                 name = stop.next() => {
+                    // Shutting down saves a recording in the data dir.
                     session.shutdown().await;
                     audit::flush(&gate);
-                    bail!("stopped by {name} before {tool} answered");
+                    bail!("stopped by {name} before the calls were done");
                 }
             };
             session.shutdown().await;
             audit::flush(&gate);
-            print_output(result?, json)
+            std::process::exit(status?);
         }
     }
 }

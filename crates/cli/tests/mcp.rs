@@ -31,6 +31,8 @@ const COVERED_TOOLS: &[&str] = &[
     "page_scroll",
     "page_wait",
     "page_screenshot",
+    // Covered by tests/record.rs.
+    "page_record",
     "page_dialog",
     "file_upload",
     "devtools_console",

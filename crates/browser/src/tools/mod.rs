@@ -11,6 +11,7 @@ mod files;
 mod input;
 mod navigate;
 mod network;
+mod record;
 mod screenshot;
 mod snapshot;
 mod wait;
@@ -29,6 +30,7 @@ pub fn builtin_tools() -> Vec<Tool<Ctx>> {
         input::tools(),
         wait::tools(),
         screenshot::tools(),
+        record::tools(),
         dialogs::tools(),
         files::tools(),
         devtools::tools(),
