@@ -6,10 +6,14 @@
 // settled: `release()` hands them to the server in order, `refuse(why)`
 // answers each held request with a JSON-RPC error and closes the port. A
 // message the host sent before the policy was read is never lost, and none
-// reaches a server that should not exist.
+// reaches a server that should not exist. A refused port answers the first
+// request that arrives (usually `initialize`, which may come after the policy
+// was read) and then closes, so the host reads why instead of a bare close.
 
 /** JSON-RPC error code for a caller the policy refuses (server-defined range). */
 export const NOT_AUTHORIZED = -32001;
+/** How long a refused port waits for a request to answer before closing anyway. */
+const REFUSED_GRACE_MS = 5_000;
 
 export class PortTransport {
   constructor(port) {
@@ -18,6 +22,7 @@ export class PortTransport {
     this.released = false;
     this.started = false;
     this.closed = false;
+    this.refusal = null;
     this.onmessage = undefined;
     this.onclose = undefined;
     this.onerror = undefined;
@@ -35,7 +40,8 @@ export class PortTransport {
         return;
       }
     }
-    if (this.released && this.started) this.onmessage?.(message);
+    if (this.refusal !== null) this.#answerRefused([message]);
+    else if (this.released && this.started) this.onmessage?.(message);
     else this.held.push(message);
   }
 
@@ -68,13 +74,24 @@ export class PortTransport {
 
   /** Authorization failed: answer held requests with `why`, then close the port. */
   refuse(why) {
-    for (const message of this.held) {
+    if (this.closed || this.refusal !== null) return;
+    this.refusal = why;
+    const held = this.held;
+    this.held = [];
+    if (!this.#answerRefused(held)) setTimeout(() => this.close(), REFUSED_GRACE_MS);
+  }
+
+  /** Answers the requests among `messages` with the refusal; closes the port after one. */
+  #answerRefused(messages) {
+    let answered = false;
+    for (const message of messages) {
       if (message && typeof message === 'object' && 'id' in message && 'method' in message) {
-        this.#post({ jsonrpc: '2.0', id: message.id, error: { code: NOT_AUTHORIZED, message: why } });
+        this.#post({ jsonrpc: '2.0', id: message.id, error: { code: NOT_AUTHORIZED, message: this.refusal } });
+        answered = true;
       }
     }
-    this.held = [];
-    this.close();
+    if (answered) this.close();
+    return answered;
   }
 
   #post(message) {
