@@ -88,16 +88,24 @@ function checkSpec(spec, checkNames) {
 }
 
 /**
- * Defines the provider and registers both listeners. `options.checkNames:
- * false` skips the name rules (only test providers that break them on purpose).
- * Also sets `globalThis.lumoKit` (policy, audit, rate) so an options page or a
- * test driving the worker over CDP can change the policy without clicking.
+ * Checks `spec`, sets its initial policy and puts the kit on the worker's
+ * global scope as `lumoKit` ({spec, policy, audit, rate}), so an options page
+ * or a test driving the worker over CDP can change the policy without
+ * clicking. Registers no listener: defineProvider does that.
+ * `options.checkNames: false` skips the name rules (only for test providers
+ * that break them on purpose).
  */
-export function defineProvider(spec, { checkNames = true } = {}) {
+export function prepare(spec, { checkNames = true } = {}) {
   checkSpec(spec, checkNames);
   policy.setInitialPolicy(spec.initialPolicy);
+  globalThis.lumoKit = { spec, policy, audit, rate };
+  return spec;
+}
+
+/** Defines the provider and registers both listeners (call it at the top level). */
+export function defineProvider(spec, options = {}) {
+  prepare(spec, options);
   chrome.runtime.onMessageExternal.addListener(probeListener(spec));
   chrome.runtime.onConnectExternal.addListener(portListener(spec));
-  globalThis.lumoKit = { spec, policy, audit, rate };
   return spec;
 }
