@@ -201,6 +201,10 @@ describe('L1 MCP over the lumo:mcp port', () => {
     const bad = await client.callTool({ name: 'create', arguments: { name: 'x', code: '1', matches: ['nope'] } });
     assert.equal(bad.isError, true);
     assert.equal(body(bad).error.code, 'invalid_arguments');
+    // Arguments that break the schema are refused by the SDK as an isError result too.
+    const invalid = await client.callTool({ name: 'get', arguments: { id: 'not-a-uuid' } });
+    assert.equal(invalid.isError, true);
+    assert.match(invalid.content[0].text, /UUID/);
     const { script } = body(await client.callTool({ name: 'create', arguments: { name: 'x', code: '1' } }));
     const noTab = await client.callTool({ name: 'run', arguments: { id: script.id, tabId: 999999 } });
     assert.equal(noTab.isError, true);
@@ -253,6 +257,21 @@ describe('L1 MCP over the lumo:mcp port', () => {
       'b4d0b6988ed6f5860cb62b521c127d8303c8279eb1adb4093f1fc97e852c1f56');
     assert.equal(await kit(`lumoKit.audit.paramsHash({})`),
       '44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a');
+    // The options page's audit view shows the same records, and no source either.
+    const options = await browser.page(`chrome-extension://${USERSCRIPTS_ID}/options.html`);
+    const shown = await options.eval(`new Promise((resolve) => {
+      const read = () => {
+        const rows = document.querySelectorAll('#audit tr');
+        if (rows.length >= 4) resolve([...rows].map((r) => r.innerText));
+        else setTimeout(read, 20);
+      };
+      read();
+    })`);
+    assert.equal(shown.length, 4, 'a heading and three records');
+    assert.match(shown[1], new RegExp(`delete\\s+${BRIDGE_ID}\\s+not_found`));
+    assert.match(shown[3], /create/);
+    assert.ok(!shown.join('\n').includes('SECRET'));
+    await browser.send('Target.closeTarget', { targetId: options.targetId });
     await client.close();
   });
 
