@@ -3,14 +3,15 @@
 // (probe, port, policy, audit, rate limit, isError) is the provider kit's;
 // this file only says what the tools do.
 
-import { defineProvider, ToolError, z } from './kit/index.js';
+import { defineProvider, ToolError } from './kit/index.js';
 import * as scripts from './scripts.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const id = z.string().regex(UUID, 'a script id (a UUID, from userscripts_list)');
-const name = z.string().min(1).max(100);
-const code = z.string().max(100_000);
-const matches = z.array(z.string().min(1).max(500)).max(20);
+// Schema parts, as functions of zod (the kit loads it on the first port).
+const id = (z) => z.string().regex(UUID, 'a script id (a UUID, from userscripts_list)');
+const name = (z) => z.string().min(1).max(100);
+const code = (z) => z.string().max(100_000);
+const matches = (z) => z.array(z.string().min(1).max(500)).max(20);
 
 function summary(s) {
   return { id: s.id, name: s.name, matches: s.matches, enabled: s.enabled, reviewed: s.reviewed, size: s.code.length, updatedAt: s.updatedAt };
@@ -46,14 +47,14 @@ defineProvider({
       name: 'get',
       title: 'Read a userscript',
       description: 'One userscript with its source.',
-      input: { id },
+      input: (z) => ({ id: id(z) }),
       run: async (args) => ({ script: found(await scripts.all(), args.id) }),
     },
     {
       name: 'create',
       title: 'Create a userscript',
       description: 'Adds a userscript. `matches` (optional) are match patterns where it runs on its own once enabled.',
-      input: { name, code, matches: matches.optional(), enabled: z.boolean().optional() },
+      input: (z) => ({ name: name(z), code: code(z), matches: matches(z).optional(), enabled: z.boolean().optional() }),
       write: true,
       annotations: { destructiveHint: false },
       run: (args, ctx) => scripts.change((all) => {
@@ -77,7 +78,7 @@ defineProvider({
       name: 'update',
       title: 'Change a userscript',
       description: 'Changes the name, source or match patterns of a userscript (only the fields given).',
-      input: { id, name: name.optional(), code: code.optional(), matches: matches.optional() },
+      input: (z) => ({ id: id(z), name: name(z).optional(), code: code(z).optional(), matches: matches(z).optional() }),
       write: true,
       annotations: { destructiveHint: true, idempotentHint: true },
       run: (args, ctx) => scripts.change((all) => {
@@ -96,7 +97,7 @@ defineProvider({
       name: 'set_enabled',
       title: 'Enable or disable a userscript',
       description: 'Enables (runs on its match patterns) or disables a userscript.',
-      input: { id, enabled: z.boolean() },
+      input: (z) => ({ id: id(z), enabled: z.boolean() }),
       write: true,
       annotations: { destructiveHint: false, idempotentHint: true },
       run: (args) => scripts.change((all) => {
@@ -113,7 +114,7 @@ defineProvider({
       name: 'delete',
       title: 'Delete a userscript',
       description: 'Deletes a userscript for good.',
-      input: { id },
+      input: (z) => ({ id: id(z) }),
       write: true,
       annotations: { destructiveHint: true, idempotentHint: true },
       run: (args) => scripts.change((all) => {
@@ -126,7 +127,7 @@ defineProvider({
       name: 'run',
       title: 'Run a userscript on a tab',
       description: 'Runs a userscript once on the tab `tabId` now and returns the value of its last expression.',
-      input: { id, tabId: z.number().int().nonnegative() },
+      input: (z) => ({ id: id(z), tabId: z.number().int().nonnegative() }),
       write: true,
       annotations: { destructiveHint: true, openWorldHint: true },
       run: async (args) => {

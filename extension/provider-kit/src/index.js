@@ -1,8 +1,12 @@
 // The provider kit: everything a Chrome extension needs to offer MCP tools to
 // lumo under the L0 probe / L1 MCP contract. See ../README.md (the five steps).
 //
-//   import { defineProvider, z } from './kit/index.js';
+//   import { defineProvider } from './kit/index.js';
 //   defineProvider({ service: {namespace, name, version}, tools: [...] });
+//
+// A tool's `input` is a function of zod, `(z) => ({field: z.string()})`:
+// the SDK and zod load on the first port, so a probe that wakes a stopped
+// worker does not wait for them.
 //
 // Call defineProvider at the top level of the service worker, synchronously:
 // it registers onMessageExternal (the probe) and onConnectExternal (the
@@ -22,7 +26,7 @@ export { ToolError, buildServer, instructionsFor } from './server.js';
 export { PortTransport } from './transport.js';
 export { answerProbe, isProbe } from './probe.js';
 export { providerProblems } from './names.js';
-export { z } from './mcp-sdk.js';
+export { loadSdk } from './mcp-sdk.js';
 export { audit, policy, rate };
 
 /** Answers probes for `spec` (the listener registered by defineProvider). */
@@ -80,6 +84,9 @@ function checkSpec(spec, checkNames) {
   if (!Array.isArray(spec.tools)) throw new Error('defineProvider: tools must be an array');
   for (const t of spec.tools) {
     if (typeof t.run !== 'function') throw new Error(`defineProvider: tool ${t.name} has no run(args, ctx)`);
+    if (t.input !== undefined && typeof t.input !== 'function') {
+      throw new Error(`defineProvider: tool ${t.name}: input must be a function (z) => ({field: z.string(), …})`);
+    }
   }
   if (checkNames) {
     const problems = providerProblems(s.namespace, spec.tools.map((t) => t.name));

@@ -4,14 +4,11 @@
 // rate-limited per caller and audited. Business failures come back as
 // `isError: true` results the model can read, `{ok: false, error: {code, message}}`.
 
-import { McpServer, z } from './mcp-sdk.js';
+import { loadSdk } from './mcp-sdk.js';
 import { WRITE_LIMIT, WRITE_WINDOW_MS } from './contract.js';
 import * as audit from './audit.js';
 import * as policy from './policy.js';
 import * as rate from './rate.js';
-
-// Zod would probe `new Function` for its fast path; the extension CSP forbids eval.
-z.config({ jitless: true });
 
 /** A business failure: becomes an `isError: true` result with this code and message. */
 export class ToolError extends Error {
@@ -61,6 +58,8 @@ export function instructionsFor(spec, p) {
 export function buildServer(spec, caller, p, parts = {}) {
   const resolve = parts.resolve ?? ((id) => policy.resolve(id));
   const admit = parts.admit ?? ((id) => rate.admit(id));
+  // The SDK is evaluated here, on the first port, never on the probe's path.
+  const { McpServer, z } = loadSdk();
   const server = new McpServer(
     { name: spec.service.name, version: spec.service.version },
     { instructions: instructionsFor(spec, p) },
@@ -69,7 +68,7 @@ export function buildServer(spec, caller, p, parts = {}) {
     const config = {
       title: tool.title,
       description: tool.description,
-      inputSchema: tool.input ?? {},
+      inputSchema: tool.input ? tool.input(z) : {},
       annotations: { readOnlyHint: !tool.write, ...(tool.annotations ?? {}) },
     };
     server.registerTool(tool.name, config, async (args) => {

@@ -1,12 +1,12 @@
 // Test provider "any-port-name": serves MCP on a port of any name, not only lumo:mcp.
 // Everything else is the provider kit's, so exactly one invariant is broken.
 
-import { ToolError, prepare, probeListener, servePort, z } from './kit/index.js';
+import { ToolError, prepare, probeListener, servePort } from './kit/index.js';
 
 const BRIDGE = 'hjfgijdboblbpgomjhgpbhfiobiokomm';
 
 const tools = [
-  { name: 'echo', description: 'Returns its text.', input: { text: z.string().max(1000) }, run: async ({ text }) => ({ text }) },
+  { name: 'echo', description: 'Returns its text.', input: (z) => ({ text: z.string().max(1000) }), run: async ({ text }) => ({ text }) },
   {
     name: 'fail',
     description: 'Always a business failure (not_found).',

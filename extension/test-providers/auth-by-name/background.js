@@ -1,10 +1,10 @@
 // Test provider "auth-by-name": authorizes a caller by the name it gives in `client.name` ("Lumo"), not by sender.id. Nobody is on the allow list.
 // Everything else is the provider kit's, so exactly one invariant is broken.
 
-import { ToolError, policy, portListener, prepare, probeListener, z } from './kit/index.js';
+import { ToolError, policy, portListener, prepare, probeListener } from './kit/index.js';
 
 const tools = [
-  { name: 'echo', description: 'Returns its text.', input: { text: z.string().max(1000) }, run: async ({ text }) => ({ text }) },
+  { name: 'echo', description: 'Returns its text.', input: (z) => ({ text: z.string().max(1000) }), run: async ({ text }) => ({ text }) },
   {
     name: 'fail',
     description: 'Always a business failure (not_found).',

@@ -1,12 +1,12 @@
 // Test provider "no-iserror": reports the business failure of `fail` as a plain result, without isError.
 // Everything else is the provider kit's, so exactly one invariant is broken.
 
-import { defineProvider, z } from './kit/index.js';
+import { defineProvider } from './kit/index.js';
 
 const BRIDGE = 'hjfgijdboblbpgomjhgpbhfiobiokomm';
 
 const tools = [
-  { name: 'echo', description: 'Returns its text.', input: { text: z.string().max(1000) }, run: async ({ text }) => ({ text }) },
+  { name: 'echo', description: 'Returns its text.', input: (z) => ({ text: z.string().max(1000) }), run: async ({ text }) => ({ text }) },
   {
     name: 'fail',
     description: 'Always a business failure (not_found), reported wrongly as a success.',

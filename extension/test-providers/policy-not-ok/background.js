@@ -1,10 +1,10 @@
 // Test provider "policy-not-ok": answers a policy failure (caller not allowed) with ok:false instead of ok:true. Nobody is allowed.
 // Everything else is the provider kit's, so exactly one invariant is broken.
 
-import { ToolError, answerProbe, isProbe, portListener, prepare, z } from './kit/index.js';
+import { ToolError, answerProbe, isProbe, portListener, prepare } from './kit/index.js';
 
 const tools = [
-  { name: 'echo', description: 'Returns its text.', input: { text: z.string().max(1000) }, run: async ({ text }) => ({ text }) },
+  { name: 'echo', description: 'Returns its text.', input: (z) => ({ text: z.string().max(1000) }), run: async ({ text }) => ({ text }) },
   {
     name: 'fail',
     description: 'Always a business failure (not_found).',

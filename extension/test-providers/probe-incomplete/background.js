@@ -1,12 +1,12 @@
 // Test provider "probe-incomplete": answers the probe without `status` (missing fields).
 // Everything else is the provider kit's, so exactly one invariant is broken.
 
-import { ToolError, answerProbe, isProbe, portListener, prepare, z } from './kit/index.js';
+import { ToolError, answerProbe, isProbe, portListener, prepare } from './kit/index.js';
 
 const BRIDGE = 'hjfgijdboblbpgomjhgpbhfiobiokomm';
 
 const tools = [
-  { name: 'echo', description: 'Returns its text.', input: { text: z.string().max(1000) }, run: async ({ text }) => ({ text }) },
+  { name: 'echo', description: 'Returns its text.', input: (z) => ({ text: z.string().max(1000) }), run: async ({ text }) => ({ text }) },
   {
     name: 'fail',
     description: 'Always a business failure (not_found).',

@@ -1,12 +1,12 @@
 // Test provider "reserved-namespace": claims the reserved namespace "browser".
 // Everything else is the provider kit's, so exactly one invariant is broken.
 
-import { ToolError, defineProvider, z } from './kit/index.js';
+import { ToolError, defineProvider } from './kit/index.js';
 
 const BRIDGE = 'hjfgijdboblbpgomjhgpbhfiobiokomm';
 
 const tools = [
-  { name: 'echo', description: 'Returns its text.', input: { text: z.string().max(1000) }, run: async ({ text }) => ({ text }) },
+  { name: 'echo', description: 'Returns its text.', input: (z) => ({ text: z.string().max(1000) }), run: async ({ text }) => ({ text }) },
   {
     name: 'fail',
     description: 'Always a business failure (not_found).',
