@@ -73,3 +73,62 @@ test('params hash is SHA-256 of RFC 8785 canonical JSON, equal to lumo-protocol'
   assert.equal(await paramsHash({ a: 1, b: 2 }), await paramsHash({ b: 2, a: 1 }));
   assert.throws(() => canonicalJson({ a: NaN }), /not finite/);
 });
+
+/** A chrome.runtime.Port stand-in: enough for PortTransport (listeners, postMessage, disconnect). */
+function fakePort() {
+  const listeners = { message: [], disconnect: [] };
+  return {
+    posted: [],
+    disconnected: false,
+    onMessage: { addListener: (f) => listeners.message.push(f) },
+    onDisconnect: { addListener: (f) => listeners.disconnect.push(f) },
+    postMessage(m) { this.posted.push(m); },
+    disconnect() { this.disconnected = true; },
+    deliver(m) { for (const f of listeners.message) f(m); },
+  };
+}
+
+const request = (id, method = 'tools/list') => ({ jsonrpc: '2.0', id, method });
+
+test('PortTransport holds inbound messages until released and started, then delivers them in order', async () => {
+  const { PortTransport } = await import('../../extension/provider-kit/src/transport.js');
+  const port = fakePort();
+  const t = new PortTransport(port);
+  const got = [];
+  port.deliver(request(1, 'initialize'));
+  port.deliver({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  t.onmessage = (m) => got.push(m.id ?? m.method);
+  await t.start();
+  port.deliver(JSON.stringify(request(2)));
+  assert.deepEqual(got, [], 'nothing reaches the server before authorization is settled');
+  t.release();
+  assert.deepEqual(got, [1, 'notifications/initialized', 2]);
+  port.deliver(request(3));
+  assert.deepEqual(got, [1, 'notifications/initialized', 2, 3]);
+  await t.send({ jsonrpc: '2.0', id: 3, result: {} });
+  assert.equal(port.posted.length, 1);
+});
+
+test('a refused PortTransport answers held requests with why, and closes', async () => {
+  const { NOT_AUTHORIZED, PortTransport } = await import('../../extension/provider-kit/src/transport.js');
+  const port = fakePort();
+  const t = new PortTransport(port);
+  let closed = false;
+  t.onclose = () => { closed = true; };
+  port.deliver(request(1, 'initialize'));
+  port.deliver({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  t.refuse('not on the allow list');
+  assert.deepEqual(port.posted, [{ jsonrpc: '2.0', id: 1, error: { code: NOT_AUTHORIZED, message: 'not on the allow list' } }]);
+  assert.equal(port.disconnected, true);
+  assert.equal(closed, true);
+  await assert.rejects(t.send(request(9)), /closed/);
+
+  // Refused before any request arrived: the first one that comes is answered, then the port closes.
+  const late = fakePort();
+  const u = new PortTransport(late);
+  u.refuse('endpoint off');
+  assert.equal(late.disconnected, false);
+  late.deliver(request(7, 'initialize'));
+  assert.equal(late.posted[0].error.message, 'endpoint off');
+  assert.equal(late.disconnected, true);
+});

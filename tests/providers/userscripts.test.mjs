@@ -305,6 +305,9 @@ describe('L1 MCP over the lumo:mcp port', () => {
     const closed = new Promise((r) => { first.onclose = r; });
     await browser.send('Target.closeTarget', { targetId: provider.targetId });
     await closed;
+    // The probe wakes the stopped worker: its listeners were registered at the top level.
+    assert.equal((await probe(caller, USERSCRIPTS_ID)).answer.status.authorized, true);
+    await browser.send('Target.closeTarget', { targetId: (await browser.worker(USERSCRIPTS_ID)).targetId });
     const second = await connect();
     assert.equal(body(await second.callTool({ name: 'list', arguments: {} })).scripts[0].name, 'kept');
     await second.close();

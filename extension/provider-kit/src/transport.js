@@ -55,6 +55,7 @@ export class PortTransport {
   #ended() {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.grace);
     this.held = [];
     this.onclose?.();
   }
@@ -78,7 +79,7 @@ export class PortTransport {
     this.refusal = why;
     const held = this.held;
     this.held = [];
-    if (!this.#answerRefused(held)) setTimeout(() => this.close(), REFUSED_GRACE_MS);
+    if (!this.#answerRefused(held)) this.grace = setTimeout(() => this.close(), REFUSED_GRACE_MS);
   }
 
   /** Answers the requests among `messages` with the refusal; closes the port after one. */
