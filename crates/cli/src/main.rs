@@ -13,9 +13,11 @@ use lumo_browser::origin::{OriginLists, OriginPattern, SharedOrigins};
 use lumo_browser::{BrowserSource, Session, UrlPolicy};
 use lumo_cdp::LaunchOptions;
 use lumo_host::{Catalog, Gate, HttpOptions, SessionLimits};
+use output::emit;
 
 mod audit;
 mod bridge;
+mod output;
 mod redaction;
 mod steps;
 
@@ -307,20 +309,6 @@ fn not_ready(why: NotReady) -> ! {
     std::process::exit(2);
 }
 
-/// Writes a line to stdout. A closed pipe (`lumo … | head`) is not an error:
-/// lumo ends quietly with `status`, the exit status it was going to have.
-fn emit(line: impl std::fmt::Display, status: i32) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(status);
-        }
-        eprintln!("lumo: cannot write to stdout: {e}");
-        std::process::exit(1);
-    }
-}
-
 async fn webmcp(command: WebmcpCommand) -> anyhow::Result<()> {
     match command {
         WebmcpCommand::List { url, json, wait_for_tools, wait, browser, gate: gate_args } => {
@@ -446,28 +434,11 @@ impl StopSignals {
 /// Prints an answer; exits 1 when it is a tool error.
 fn print_output(output: lumo_host::GateOutput, json: bool) -> anyhow::Result<()> {
     let failed = output.is_error;
-    show_output(output, json);
+    output::show(output, json);
     if failed {
         std::process::exit(1);
     }
     Ok(())
-}
-
-/// Prints an answer (text, or JSON on one line).
-fn show_output(output: lumo_host::GateOutput, json: bool) {
-    let status = if output.is_error { 1 } else { 0 };
-    if json {
-        emit(
-            serde_json::json!({"text": output.text, "structured": output.structured, "isError": output.is_error,
-                "images": output.images.iter().map(|i| serde_json::json!({"mime": i.mime, "bytes": i.data.len()})).collect::<Vec<_>>()}),
-            status,
-        );
-    } else {
-        emit(&output.text, status);
-        for image in &output.images {
-            emit(format_args!("[image {} — {} base64 bytes]", image.mime, image.data.len()), status);
-        }
-    }
 }
 
 #[tokio::main]

@@ -62,7 +62,7 @@ pub(crate) async fn run(gate: &Gate, steps: &[Step], record: Option<&Path>, json
             }
         };
         let failed = output.is_error;
-        crate::show_output(output, json);
+        crate::output::show(output, json);
         if failed {
             status = 1;
             break;

@@ -13,7 +13,7 @@
 //! ([`crate::Session::shutdown`]): in each case the file is finished.
 //!
 //! Captions come from the gate: it tells the session about every call it is
-//! about to run ([`crate::Session::note_call`]), whatever its source.
+//! about to run (`Session::note_call`, in `tools/record.rs`), whatever its source.
 
 pub(crate) mod caption;
 mod gif;
@@ -390,41 +390,6 @@ impl CaptureTask {
                 ended,
                 capped,
             })
-    }
-}
-
-/// The words that name an element in a caption: its label, never its value
-/// (a typed password is a value).
-const LABEL: &str = "function() {
-  const t = this.getAttribute('aria-label') || (this.labels && this.labels[0] && this.labels[0].innerText)
-    || this.getAttribute('placeholder') || this.getAttribute('title') || this.getAttribute('alt')
-    || (['submit', 'button', 'reset'].includes(this.type) ? this.value : '')
-    || (this.matches('input, textarea, select, [contenteditable]') ? this.getAttribute('name') : this.innerText) || '';
-  return String(t).replace(/\\s+/g, ' ').trim().slice(0, 40);
-}";
-
-impl crate::Session {
-    /// Tells a recording running on this handle that `tool` is about to run with
-    /// `args`: the frames from now on are captioned with it (the gate calls this
-    /// for every call it runs, whatever its source; without a recording it costs nothing).
-    pub async fn note_call(&self, tool: &str, args: &serde_json::Value) {
-        if tool == "page_record" || !self.recorder.is_recording() {
-            return;
-        }
-        let label = match args.get("ref").and_then(serde_json::Value::as_str) {
-            Some(r) => tokio::time::timeout(Duration::from_millis(500), self.element_label(r)).await.ok().flatten(),
-            None => None,
-        };
-        self.recorder.settle().await;
-        self.recorder.step(&caption::of_call(tool, args, label.as_deref()));
-    }
-
-    async fn element_label(&self, r: &str) -> Option<String> {
-        let (live, tab) = self.tab_if_running().await?;
-        let element = crate::page::element(&live, &tab, r).await.ok()?;
-        let params = json!({"objectId": element.object, "functionDeclaration": LABEL, "returnByValue": true});
-        let value = live.call_in(&element.session, "Runtime.callFunctionOn", params).await.ok()?;
-        value["result"]["value"].as_str().map(str::to_string)
     }
 }
 
