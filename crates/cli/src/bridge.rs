@@ -48,9 +48,10 @@ pub(crate) struct BridgeArgs {
 
 impl BridgeArgs {
     /// Starts the bridge endpoint when `--bridge` was given.
-    pub(crate) async fn start(&self) -> anyhow::Result<Option<Bridge>> {
+    pub(crate) async fn start(&self, providers: lumo_host::providers::Link) -> anyhow::Result<Option<Bridge>> {
         let Some(addr) = self.bridge else { return Ok(None) };
         let mut options = BridgeOptions::new(addr, self.dir.dir()?);
+        options.providers = providers;
         options.token_ttl = Duration::from_secs(self.bridge_token_ttl.max(1));
         options.wait = Duration::from_secs(self.bridge_wait);
         let bridge = bridge::start(options).await?;

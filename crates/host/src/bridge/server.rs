@@ -183,7 +183,8 @@ async fn handle(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
         return;
     }
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
-    let number = shared.relay.attach(out_tx);
+    let number = shared.relay.attach(out_tx.clone());
+    shared.options.providers.attach(number, out_tx);
     tracing::info!(%peer, "bridge: extension connected");
     let silence = shared.options.silence_limit;
     loop {
@@ -215,6 +216,7 @@ async fn handle(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
                         let _ = tx.send(Message::text(json!({"type": "pong", "n": message["n"]}).to_string())).await;
                     }
                     Some("pong") => {}
+                    Some(kind) if kind.starts_with("provider.") => shared.options.providers.bridge_sent(&message),
                     Some("refresh") => match authenticate(&shared, &message) {
                         Ok((Some(token), new_expiry)) => {
                             expiry = new_expiry;
@@ -232,6 +234,7 @@ async fn handle(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
         }
     }
     shared.relay.detach(number);
+    shared.options.providers.detach(number);
     tracing::info!(%peer, "bridge: extension disconnected");
 }
 
