@@ -53,13 +53,16 @@ impl Rig {
         let port_file = profile.join("DevToolsActivePort");
         let deadline = Instant::now() + Duration::from_secs(30);
         let port = loop {
-            if let Some(port) = std::fs::read_to_string(&port_file).ok().and_then(|t| t.lines().next().map(str::to_string)) {
+            if let Some(port) =
+                std::fs::read_to_string(&port_file).ok().and_then(|t| t.lines().next().map(str::to_string))
+            {
                 break port;
             }
             assert!(Instant::now() < deadline, "lumo's browser did not start");
             tokio::time::sleep(Duration::from_millis(100)).await;
         };
-        let cdp = lumo_cdp::connect_endpoint(&format!("http://127.0.0.1:{port}")).await.expect("connect to lumo's browser");
+        let cdp =
+            lumo_cdp::connect_endpoint(&format!("http://127.0.0.1:{port}")).await.expect("connect to lumo's browser");
         Self { lumo, cdp, dir }
     }
 
@@ -71,7 +74,10 @@ impl Rig {
 
     async fn provider(&self, namespace_or_id: &str) -> Value {
         let all = self.providers().await;
-        all.iter().find(|p| p["id"] == namespace_or_id || p["namespace"] == namespace_or_id).cloned().unwrap_or_else(|| panic!("no {namespace_or_id} in {all:#?}"))
+        all.iter()
+            .find(|p| p["id"] == namespace_or_id || p["namespace"] == namespace_or_id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {namespace_or_id} in {all:#?}"))
     }
 
     /// Sets fields of a kit provider's stored policy (what its options page does).
@@ -109,7 +115,8 @@ impl Rig {
             .arg(&db)
             .output()
             .expect("lumo audit export");
-        let records = String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        let records =
+            String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
         (records, db, self.dir)
     }
 }
@@ -222,7 +229,8 @@ async fn reference_provider_through_the_gate() {
     assert!(got.page_text().contains("lumo-secret-source-4711"), "{}", got.text());
 
     // Business failure: isError with the provider's code, fenced.
-    let missing = rig.lumo.fails("userscripts_get", json!({"id": "00000000-0000-4000-8000-000000000000"}), "not_found").await;
+    let missing =
+        rig.lumo.fails("userscripts_get", json!({"id": "00000000-0000-4000-8000-000000000000"}), "not_found").await;
     assert!(missing.structured()["providerResult"].is_object(), "{:?}", missing.structured());
 
     // The policy switch takes effect on the very next call, on the same port.
@@ -265,12 +273,13 @@ async fn reference_provider_through_the_gate() {
         let answer = rig.lumo.call("userscripts_set_enabled", json!({"id": script, "enabled": false})).await;
         assert!(!answer.is_error(), "write {n} of 30: {}", answer.text());
     }
-    let last = Some(rig.lumo.call("userscripts_set_enabled", json!({"id": script, "enabled": false})).await);
-    let last = last.expect("a last write");
+    let last = rig.lumo.call("userscripts_set_enabled", json!({"id": script, "enabled": false})).await;
     assert!(last.is_error(), "the 31st write: {}", last.text());
     assert_eq!(last.error_code(), "rate_limited", "{}", last.text());
 
-    let provider_audit = rig.eval_in(&id, "chrome.storage.local.get('lumo.audit').then((o) => JSON.stringify(o['lumo.audit'] || []))").await;
+    let provider_audit = rig
+        .eval_in(&id, "chrome.storage.local.get('lumo.audit').then((o) => JSON.stringify(o['lumo.audit'] || []))")
+        .await;
     let provider_audit = provider_audit.as_str().unwrap_or_default().to_string();
     assert!(provider_audit.contains(&script), "the provider audited the writes: {provider_audit}");
     assert!(!provider_audit.contains("lumo-secret-source"), "no script source in the provider's audit");
@@ -291,12 +300,16 @@ async fn reference_provider_through_the_gate() {
 /// own rate window refuse before the provider is reached (its audit shows it).
 #[tokio::test(flavor = "multi_thread")]
 async fn provider_calls_cannot_bypass_the_gate() {
-    let rig = Rig::start(&["--load-extension", &extension("test-providers/no-rate-limit"), "--rate-limit", "2/60s"]).await;
+    let rig =
+        Rig::start(&["--load-extension", &extension("test-providers/no-rate-limit"), "--rate-limit", "2/60s"]).await;
     let p = rig.providers().await[0].clone();
     assert_eq!(state(&p).0, "connected", "{p}");
     let id = p["id"].as_str().expect("id").to_string();
     let audit_len = async || {
-        rig.eval_in(&id, "chrome.storage.local.get('lumo.audit').then((o) => (o['lumo.audit'] || []).length)").await.as_u64().unwrap_or(0)
+        rig.eval_in(&id, "chrome.storage.local.get('lumo.audit').then((o) => (o['lumo.audit'] || []).length)")
+            .await
+            .as_u64()
+            .unwrap_or(0)
     };
     // Validation: the provider's schema, checked by lumo.
     rig.lumo.fails("noratelimit_echo", json!({"text": 5}), "invalid_arguments").await;
@@ -310,7 +323,9 @@ async fn provider_calls_cannot_bypass_the_gate() {
     let outcomes: Vec<(String, String)> = records
         .iter()
         .filter(|r| r["source"] == "provider")
-        .map(|r| (r["tool"].as_str().unwrap_or_default().to_string(), r["outcome"].as_str().unwrap_or_default().to_string()))
+        .map(|r| {
+            (r["tool"].as_str().unwrap_or_default().to_string(), r["outcome"].as_str().unwrap_or_default().to_string())
+        })
         .collect();
     assert!(outcomes.contains(&("noratelimit_echo".into(), "invalid_arguments".into())), "{outcomes:?}");
     assert!(outcomes.contains(&("noratelimit_write".into(), "rate_limited".into())), "{outcomes:?}");
@@ -334,7 +349,8 @@ async fn namespaces_and_name_limits() {
     ])
     .await;
     let all = rig.providers().await;
-    let (impostor, userscripts) = (all[0]["id"].as_str().expect("id").to_string(), all[1]["id"].as_str().expect("id").to_string());
+    let (impostor, userscripts) =
+        (all[0]["id"].as_str().expect("id").to_string(), all[1]["id"].as_str().expect("id").to_string());
     rig.policy(&userscripts, json!({"pending": [], "allowlist": [BRIDGE]})).await;
     let all = rig.providers().await;
     assert_eq!(state(&all[0]).0, "connected", "first come: {:#?}", all[0]);
@@ -347,15 +363,22 @@ async fn namespaces_and_name_limits() {
     let too_many = &all[2];
     assert_eq!(too_many["toolCount"], 64, "{too_many:#?}");
     let refused = too_many["refusedTools"].as_array().expect("refused");
-    assert!(!refused.is_empty() && refused[0]["reason"].as_str().unwrap_or_default().contains("at most 64"), "{refused:?}");
+    assert!(
+        !refused.is_empty() && refused[0]["reason"].as_str().unwrap_or_default().contains("at most 64"),
+        "{refused:?}"
+    );
     let long = &all[3];
-    let reasons: Vec<&str> = long["refusedTools"].as_array().into_iter().flatten().filter_map(|r| r["reason"].as_str()).collect();
+    let reasons: Vec<&str> =
+        long["refusedTools"].as_array().into_iter().flatten().filter_map(|r| r["reason"].as_str()).collect();
     assert!(!reasons.is_empty(), "long names refused with a reason: {long:#?}");
     let reserved = &all[4];
     assert!(
         state(reserved) == ("refused".into(), "namespace_reserved".into()) || state(reserved).1 == "namespace_invalid",
         "{reserved:#?}"
     );
-    assert!(tools.iter().all(|t| t.len() <= 64 && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')), "{tools:?}");
+    assert!(
+        tools.iter().all(|t| t.len() <= 64 && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')),
+        "{tools:?}"
+    );
     rig.lumo.stop().await;
 }
