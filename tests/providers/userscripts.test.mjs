@@ -294,6 +294,22 @@ describe('L1 MCP over the lumo:mcp port', () => {
     await client.callTool({ name: 'update', arguments: { id: script.id, code: '2' } });
     const waiting = await client.callTool({ name: 'run', arguments: { id: script.id, tabId } });
     assert.equal(body(waiting).error.code, 'invalid_state');
+    // The user reviews it on the options page; then it runs.
+    const options = await browser.page(`chrome-extension://${USERSCRIPTS_ID}/options.html`);
+    await options.eval(`new Promise((resolve) => {
+      const tryClick = () => {
+        const b = document.querySelector('button[data-review="${script.id}"]');
+        if (b) { b.click(); resolve(true); } else setTimeout(tryClick, 20);
+      };
+      tryClick();
+    })`);
+    let reviewed = false;
+    for (let i = 0; i < 100 && !reviewed; i++) {
+      reviewed = body(await client.callTool({ name: 'get', arguments: { id: script.id } })).script.reviewed;
+    }
+    assert.equal(reviewed, true);
+    assert.equal(body(await client.callTool({ name: 'run', arguments: { id: script.id, tabId } })).result, 2);
+    await browser.send('Target.closeTarget', { targetId: options.targetId });
     await client.close();
     await browser.send('Target.closeTarget', { targetId: page.targetId });
   });

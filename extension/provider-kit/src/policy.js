@@ -9,6 +9,12 @@
 import { isExtensionId } from './contract.js';
 
 export const POLICY_KEY = 'lumo.policy';
+/**
+ * A file in the extension's own package that, when present, seeds the policy
+ * before anything is stored: tests copy a provider and add one (e.g.
+ * `{"allowlist": ["<bridge id>"]}`) instead of clicking. Never ship one.
+ */
+export const PRESET_FILE = 'lumo-policy.preset.json';
 
 /** Defaults: endpoint on, nobody allowed, writes allowed, no review. */
 export const DEFAULT_POLICY = Object.freeze({
@@ -62,10 +68,22 @@ function serially(step) {
   return run;
 }
 
-/** The whole policy, as stored (or the initial one). */
+let preset;
+/** The package's preset, or null; read once per worker, and only while nothing is stored. */
+function readPreset() {
+  preset ??= fetch(chrome.runtime.getURL(PRESET_FILE))
+    .then((r) => (r.ok ? r.json() : null))
+    .then((p) => (p && typeof p === 'object' && !Array.isArray(p) ? p : null))
+    .catch(() => null);
+  return preset;
+}
+
+/** The whole policy, as stored (or the preset, or the initial one). */
 export async function get() {
   const stored = (await chrome.storage.local.get(POLICY_KEY))[POLICY_KEY];
-  return normalize(stored ?? initial);
+  if (stored) return normalize(stored);
+  const seeded = await readPreset();
+  return normalize(seeded ? { ...initial, ...seeded } : initial);
 }
 
 /** Applies `change(policy)` (which edits it in place or returns a new one) and stores it. */

@@ -6,7 +6,7 @@
 // state in `status`, so the host can tell the user what to fix. The caller is
 // `sender.id`; `client` is display only. No tools or data travel on L0.
 
-import { PROBE_VERSION, isExtensionId } from './contract.js';
+import { PROBE_CHANNEL, PROBE_VERSION, isExtensionId } from './contract.js';
 import * as policy from './policy.js';
 
 function protocolError(code, message) {
@@ -15,7 +15,7 @@ function protocolError(code, message) {
 
 /** Whether a runtime message is meant for the probe (others are not answered here). */
 export function isProbe(message) {
-  return message !== null && typeof message === 'object' && message.channel === 'lumo:probe';
+  return message !== null && typeof message === 'object' && message.channel === PROBE_CHANNEL;
 }
 
 /** The provider's readiness: `{ready, reason?}` from `spec.ready()`, ready when it has none. */

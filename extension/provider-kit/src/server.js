@@ -10,11 +10,14 @@ import * as audit from './audit.js';
 import * as policy from './policy.js';
 import * as rate from './rate.js';
 
-/** A business failure: becomes an `isError: true` result with this code and message. */
+/**
+ * A business failure: becomes an `isError: true` result with this code (lowercase
+ * snake_case like lumo's, e.g. `not_found`; anything else reads `operation_failed`) and message.
+ */
 export class ToolError extends Error {
   constructor(code, message) {
     super(message);
-    this.code = code;
+    this.code = typeof code === 'string' && /^[a-z_]{1,32}$/.test(code) ? code : 'operation_failed';
   }
 }
 
