@@ -17,7 +17,9 @@ use output::emit;
 
 mod audit;
 mod bridge;
+mod check;
 mod output;
+mod providers;
 mod redaction;
 mod steps;
 
@@ -60,6 +62,19 @@ enum Command {
         gate: audit::GateArgs,
         #[command(flatten)]
         bridge: bridge::BridgeArgs,
+        #[command(flatten)]
+        providers: providers::ProviderArgs,
+    },
+    /// Provider extensions: each one's state (probed now), or `check` one against the contract.
+    Providers {
+        #[command(flatten)]
+        command: providers::ProvidersCommand,
+        #[command(flatten)]
+        providers: providers::ProviderArgs,
+        #[command(flatten)]
+        browser: BrowserArgs,
+        #[command(flatten)]
+        gate: audit::GateArgs,
     },
     /// Print a one-time code that pairs the bridge extension with this lumo.
     Pair {
@@ -163,6 +178,9 @@ struct BrowserArgs {
     /// Let lumo open and read local files (file: URLs); refused by default.
     #[arg(long)]
     allow_file_urls: bool,
+    /// An extra Chromium command-line flag for the browser lumo launches (repeatable).
+    #[arg(long = "browser-arg", value_name = "FLAG", allow_hyphen_values = true)]
+    browser_args: Vec<String>,
     /// Set by `serve --bridge`: the CDP connection over the bridge relay.
     #[arg(skip)]
     relay: Option<lumo_cdp::Connection>,
@@ -197,6 +215,7 @@ impl BrowserArgs {
                 executable: self.browser.clone(),
                 user_data_dir: self.user_data_dir.clone(),
                 headless: !self.headful,
+                extra_args: self.browser_args.clone(),
                 ..LaunchOptions::default()
             }),
         }
@@ -215,10 +234,16 @@ fn gated(
 }
 
 fn bare_gate(browser: &BrowserArgs, origins: OriginLists, allow_consequential: bool) -> (Arc<Session>, Gate) {
-    let policy = UrlPolicy { allow_file_urls: browser.allow_file_urls, origins: SharedOrigins::new(origins) };
-    let session = Arc::new(Session::new(browser.source()).with_url_policy(policy));
+    let session = session_of(browser, origins);
     let gate = Gate::new(Catalog::builtin(session.clone())).allow_consequential(allow_consequential);
     (session, gate.redact(redaction::redactor()))
+}
+
+/// The browser handle of `browser`'s settings, with these origin lists (shared, so a
+/// policy re-read can replace them).
+fn session_of(browser: &BrowserArgs, origins: OriginLists) -> Arc<Session> {
+    let policy = UrlPolicy { allow_file_urls: browser.allow_file_urls, origins: SharedOrigins::new(origins) };
+    Arc::new(Session::new(browser.source()).with_url_policy(policy))
 }
 
 /// How long the page's tool set must stay unchanged before `lumo webmcp list`
@@ -462,15 +487,24 @@ async fn main() -> anyhow::Result<()> {
             mut browser,
             gate: gate_args,
             bridge,
+            providers,
         } => {
             // Kept alive while serving: the extension's endpoint.
-            let bridge = bridge.bridge()?;
+            let link = lumo_host::providers::Link::default();
+            let bridge = bridge.bridge(link.clone())?;
             browser.relay = bridge.as_ref().map(|b| b.relay().connection().clone());
             // Listen before anything starts, so a signal never finds the default (exit at once) in place.
             let mut stop = StopSignals::listen()?;
             // Profiles left by a lumo that was killed (its browser died with it).
             lumo_cdp::sweep_stale_profiles();
-            let (session, gate) = gated(&browser, allow_consequential, &gate_args)?;
+            let origins = gate_args.initial_origins(&browser.origin_lists())?;
+            let session = session_of(&browser, origins);
+            let link = bridge.as_ref().map(|_| link);
+            let hub = providers.hub(&session, gate_args.providers_section()?, link)?;
+            let catalog = Catalog::builtin(session.clone()).with_providers(hub.clone());
+            let gate = Gate::new(catalog).allow_consequential(allow_consequential).redact(redaction::redactor());
+            let gate = Arc::new(gate_args.apply(gate)?);
+            hub.start();
             gate_args.watch(gate.clone(), session.clone(), browser.origin_lists());
             if let Some(bridge) = &bridge {
                 bridge::start(bridge, gate.audit().cloned()).await?;
@@ -512,6 +546,13 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Audit(args) => audit::run(args),
         Command::Pair { dir } => bridge::pair(&dir),
+        Command::Providers { command, providers, browser, gate } => {
+            lumo_cdp::sweep_stale_profiles();
+            let chosen = command.browser(&browser);
+            let session = session_of(chosen, chosen.origin_lists());
+            let status = providers::run(command, &providers, gate.providers_section()?, session).await?;
+            std::process::exit(status);
+        }
         Command::Tools { json } => {
             let (_, gate) = bare_gate(
                 &BrowserArgs {
@@ -521,6 +562,7 @@ async fn main() -> anyhow::Result<()> {
                     headful: false,
                     allow_file_urls: false,
                     relay: None,
+                    browser_args: Vec::new(),
                     browse_allow: Vec::new(),
                     browse_block: Vec::new(),
                 },
