@@ -516,3 +516,31 @@ async fn two_clients_through_worker_stops_run_each_write_once() {
     first.stop().await;
     second.stop().await;
 }
+
+#[tokio::test]
+async fn a_lumo_without_origin_lists_does_not_let_through_what_another_lumo_blocks() {
+    let pages = FixtureServer::start().await;
+    let rig = Rig::start().await;
+    let blocked = pages.url("login.html").replace("127.0.0.1", "localhost");
+    let origin = blocked.trim_end_matches("/login.html").to_string();
+    // The lumo without lists owns the bridge: it would hear of a paused request first.
+    let open = rig.lumo(&[]).await;
+    let strict = rig.lumo(&["--browse-block", &origin]).await;
+    rig.pair().await;
+    rig.wait_connected().await;
+    strict.ok("browser_tabs", json!({"action": "new", "url": pages.url("form.html")})).await;
+    // The other lumo has its own tab, so it is attached to the strict one's too.
+    open.ok("browser_tabs", json!({"action": "new", "url": pages.url("form.html")})).await;
+    for _ in 0..3 {
+        // Its answer may already say the tab shows a blocked origin; what the browser shows decides.
+        strict.call("devtools_evaluate", json!({"expression": format!("location.href = {blocked:?}; 1")})).await;
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        let targets = rig.cdp().call("Target.getTargets", json!({}), None).await.expect("getTargets");
+        let loaded =
+            targets["targetInfos"].as_array().into_iter().flatten().any(|t| t["title"] == "Login — lumo fixture");
+        assert!(!loaded, "a page of a blocked origin loaded: {targets}");
+        strict.ok("browser_navigate", json!({"url": pages.url("form.html")})).await;
+    }
+    strict.stop().await;
+    open.stop().await;
+}
