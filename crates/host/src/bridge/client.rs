@@ -14,8 +14,8 @@ use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-use super::Relay;
 use super::auth::Store;
+use super::relay::Relay;
 
 /// How long the hello may take.
 const HELLO_WITHIN: Duration = Duration::from_secs(5);

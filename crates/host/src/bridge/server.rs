@@ -20,7 +20,8 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 use super::auth::{Expiry, Kind, REFRESH_TTL, Store};
 use super::hub::{self, Clients};
-use super::{BridgeError, BridgeOptions, Relay, close, relay};
+use super::options::{BridgeError, BridgeOptions, close};
+use super::relay::{self, Relay};
 use crate::audit::{Audit, Entry};
 
 /// How long a new socket has to authenticate.
