@@ -427,6 +427,11 @@ async fn two_clients_at_once_lose_no_call_through_twenty_worker_stops() {
     rig.wait_connected().await;
     first.ok("browser_tabs", json!({"action": "new", "url": pages.url("login.html")})).await;
     second.ok("browser_tabs", json!({"action": "new", "url": pages.url("form.html")})).await;
+    // One at a time: the owner's calls, then the attached lumo's (one loopback hop more).
+    let (owner, owner_failed) = snapshots(&first, 50).await;
+    let (attached, attached_failed) = snapshots(&second, 50).await;
+    assert!(owner_failed.is_empty() && attached_failed.is_empty(), "{owner_failed:?} {attached_failed:?}");
+    eprintln!("page_snapshot alone: {owner:?} per call by the owner, {attached:?} by the attached lumo");
     let (quiet_a, quiet_b) = tokio::join!(snapshots(&first, 50), snapshots(&second, 50));
     assert!(quiet_a.1.is_empty() && quiet_b.1.is_empty(), "{:?} {:?}", quiet_a.1, quiet_b.1);
     let stops = async {
