@@ -549,3 +549,27 @@ async fn a_lumo_without_origin_lists_does_not_let_through_what_another_lumo_bloc
     strict.stop().await;
     open.stop().await;
 }
+
+#[tokio::test]
+async fn an_attached_lumo_stops_waiting_for_an_owner_that_hangs() {
+    let rig = Rig::start().await;
+    let owner = rig.lumo(&[]).await;
+    let attached = rig.lumo(&["--bridge-wait", "2"]).await;
+    rig.pair().await;
+    rig.wait_connected().await;
+    attached.ok("browser_tabs", json!({"action": "list"})).await;
+    let signal = |name: &str| {
+        let status = std::process::Command::new("kill").args([name, &owner.pid.to_string()]).status().expect("kill");
+        assert!(status.success(), "kill {name}");
+    };
+    signal("-STOP");
+    let started = Instant::now();
+    let answer = attached.call("browser_tabs", json!({"action": "list"})).await;
+    let took = started.elapsed();
+    signal("-CONT");
+    assert!(answer.is_error() && answer.text().contains("[unavailable]"), "{}", answer.text());
+    // Silent for 8 s (pinged every 3 s), then the 2 s --bridge-wait.
+    assert!(took < Duration::from_secs(16), "the call waited {took:?} for a hung owner");
+    owner.stop().await;
+    attached.stop().await;
+}

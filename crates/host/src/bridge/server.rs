@@ -340,6 +340,9 @@ async fn serve_lumo(mut tx: Tx, mut rx: Rx, peer: SocketAddr, shared: Arc<Shared
                 None => break,
                 // Its commands carry its lane; it keeps them until answered and sends them again after `ready`.
                 Some(message) if message["type"] == "cdp" => shared.relay.forward(message.to_string()),
+                Some(message) if message["type"] == "ping" => {
+                    if tx.send(Message::text(r#"{"type":"pong"}"#)).await.is_err() { break }
+                }
                 Some(message) => tracing::warn!(%peer, kind = ?message["type"], "bridge: ignored a message from an attached lumo"),
             }
         }
