@@ -382,3 +382,20 @@ async fn namespaces_and_name_limits() {
     );
     rig.lumo.stop().await;
 }
+
+/// A provider added at run time (`ext_provider_add`) to a lumo started without any:
+/// the ID is checked, the bridge comes up in lumo's browser then, and the state is shown.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_provider_added_at_run_time() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let audit = dir.path().join("audit.db");
+    let lumo = Lumo::start_with(&["--audit-db", audit.to_str().expect("utf-8")], &[]).await;
+    let none = lumo.ok("ext_providers", json!({})).await;
+    assert_eq!(none.structured()["providers"], json!([]), "{}", none.text());
+    let bad = lumo.fails("ext_provider_add", json!({"id": "not-an-id"}), "invalid_arguments").await;
+    assert!(bad.error_message().contains("32 letters"), "{}", bad.text());
+    let added = lumo.ok("ext_provider_add", json!({"id": "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"})).await;
+    let p = &added.structured()["providers"][0];
+    assert_eq!(state(p), ("error".into(), "not_installed".into()), "{p}");
+    lumo.stop().await;
+}
