@@ -228,6 +228,11 @@ async fn reference_provider_through_the_gate() {
     let got = rig.lumo.ok("userscripts_get", json!({"id": script})).await;
     assert!(got.page_text().contains("lumo-secret-source-4711"), "{}", got.text());
 
+    // A destructive provider tool is consequential: this client cannot confirm it, so it does not run.
+    let refused = rig.lumo.fails("userscripts_delete", json!({"id": script}), "forbidden").await;
+    assert!(refused.error_message().contains("consequential provider tool"), "{}", refused.text());
+    rig.lumo.ok("userscripts_get", json!({"id": script})).await;
+
     // Business failure: isError with the provider's code, fenced.
     let missing =
         rig.lumo.fails("userscripts_get", json!({"id": "00000000-0000-4000-8000-000000000000"}), "not_found").await;
