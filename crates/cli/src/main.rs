@@ -546,6 +546,7 @@ async fn main() -> anyhow::Result<()> {
                 }
             };
             session.shutdown().await;
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(1), hub.shutdown()).await;
             // The audit log's last records are on disk before lumo leaves.
             audit::flush(&gate);
             if let Err(e) = served {

@@ -394,7 +394,9 @@ async fn namespaces_and_name_limits() {
 async fn a_provider_added_at_run_time() {
     let dir = tempfile::tempdir().expect("tempdir");
     let audit = dir.path().join("audit.db");
-    let lumo = Lumo::start_with(&["--audit-db", audit.to_str().expect("utf-8")], &[]).await;
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).expect("tmp");
+    let lumo = Lumo::start_with(&["--audit-db", audit.to_str().expect("utf-8")], &[("TMPDIR", tmp.as_os_str())]).await;
     let none = lumo.ok("ext_providers", json!({})).await;
     assert_eq!(none.structured()["providers"], json!([]), "{}", none.text());
     let bad = lumo.fails("ext_provider_add", json!({"id": "not-an-id"}), "invalid_arguments").await;
@@ -402,5 +404,18 @@ async fn a_provider_added_at_run_time() {
     let added = lumo.ok("ext_provider_add", json!({"id": "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"})).await;
     let p = &added.structured()["providers"][0];
     assert_eq!(state(p), ("error".into(), "not_installed".into()), "{p}");
+    let bridge_dirs = || {
+        std::fs::read_dir(&tmp)
+            .expect("tmp")
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("lumo-bridge-"))
+            .count()
+    };
+    assert_eq!(bridge_dirs(), 1, "the bridge extension is written to a temporary folder");
     lumo.stop().await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while bridge_dirs() > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(bridge_dirs(), 0, "lumo removes the bridge's folder when it exits");
 }
