@@ -506,7 +506,7 @@ async fn main() -> anyhow::Result<()> {
         } => {
             // Kept alive while serving: the extension's endpoint.
             let link = lumo_host::providers::Link::default();
-            let bridge = bridge.start(link.clone()).await?;
+            let bridge = bridge.bridge(link.clone())?;
             browser.relay = bridge.as_ref().map(|b| b.relay().connection().clone());
             // Listen before anything starts, so a signal never finds the default (exit at once) in place.
             let mut stop = StopSignals::listen()?;
@@ -520,6 +520,9 @@ async fn main() -> anyhow::Result<()> {
             let gate = Arc::new(gate_args.apply(gate)?);
             hub.start();
             gate_args.watch(gate.clone());
+            if let Some(bridge) = &bridge {
+                bridge::start(bridge, gate.audit().cloned()).await?;
+            }
             let serving = async {
                 match http {
                     Some(addr) => {

@@ -93,7 +93,9 @@ impl Launcher {
         write_bridge(&extension).map_err(|e| format!("cannot write the bridge extension: {e}"))?;
         let mut options = BridgeOptions::new(([127, 0, 0, 1], 0).into(), dir.path().join("state"));
         options.providers = hub.link().clone();
-        let bridge = bridge::start(options).await.map_err(|e| e.to_string())?;
+        let (bridge, role) = bridge::start(options).await.map_err(|e| e.to_string())?;
+        // A free port of its own: this lumo always owns it.
+        let (bridge::Role::Owner(addr) | bridge::Role::Attached(addr)) = role;
         let id = load(&cdp, &extension).await?;
         if id.as_str() != bridge::EXTENSION_ID {
             return Err(format!("the bridge extension loaded as {}, not {}", id.as_str(), bridge::EXTENSION_ID));
@@ -106,7 +108,7 @@ impl Launcher {
         let code = bridge::auth::Store::open(&dir.path().join("state"))
             .and_then(|s| s.new_pair_code())
             .map_err(|e| format!("cannot make a pairing code: {e}"))?;
-        let server = format!("ws://{}/bridge", bridge.addr());
+        let server = format!("ws://{addr}/bridge");
         let pairing = format!(
             "chrome.storage.local.set({{server: {}, pairCode: {}}}).then(() => true)",
             Value::from(server),
