@@ -48,8 +48,7 @@ pub(crate) struct BridgeArgs {
 }
 
 impl BridgeArgs {
-    /// The bridge when `--bridge` was given (its relay exists; nothing listens until [`start`]);
-    /// `provider.*` messages go to `providers`.
+    /// The bridge when `--bridge` was given (its relay exists; nothing listens until [`start`]).
     pub(crate) fn bridge(&self, providers: lumo_host::providers::Link) -> anyhow::Result<Option<Bridge>> {
         let Some(addr) = self.bridge else { return Ok(None) };
         let mut options = BridgeOptions::new(addr, self.dir.dir()?);

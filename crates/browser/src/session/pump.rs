@@ -184,7 +184,9 @@ async fn resync(live: Arc<Live>) {
             .as_array()
             .into_iter()
             .flatten()
-            .filter(|t| t["type"] == "page" && !t["url"].as_str().unwrap_or_default().starts_with("chrome-extension://"))
+            .filter(|t| {
+                t["type"] == "page" && !t["url"].as_str().unwrap_or_default().starts_with("chrome-extension://")
+            })
             .filter_map(|t| {
                 let context = t["browserContextId"].as_str().unwrap_or_default().to_string();
                 t["targetId"].as_str().map(|id| (id.to_string(), context))

@@ -93,8 +93,8 @@ impl Launcher {
         write_bridge(&extension).map_err(|e| format!("cannot write the bridge extension: {e}"))?;
         let mut options = BridgeOptions::new(([127, 0, 0, 1], 0).into(), dir.path().join("state"));
         options.providers = hub.link().clone();
+        // Port 0 is never taken by another lumo, so this bridge always owns its address.
         let (bridge, role) = bridge::start(options).await.map_err(|e| e.to_string())?;
-        // A free port of its own: this lumo always owns it.
         let (bridge::Role::Owner(addr) | bridge::Role::Attached(addr)) = role;
         let id = load(&cdp, &extension).await?;
         if id.as_str() != bridge::EXTENSION_ID {
