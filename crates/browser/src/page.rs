@@ -1,4 +1,4 @@
-//! Talking to lumo's in-page helper (`js/page.js`) in the isolated world
+//! Talking to lumo's in-page helper (`js/`, assembled by `build.rs`) in the isolated world
 //! "lumo", where the page's scripts can neither see nor change it.
 
 use std::time::{Duration, Instant};
@@ -11,7 +11,8 @@ use crate::session::Live;
 use crate::tab::{Tab, TabState};
 use crate::tool::fail;
 
-const PAGE_JS: &str = include_str!("js/page.js");
+/// The helper, assembled by `build.rs` from the parts `js/parts.txt` lists.
+const PAGE_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/helper.js"));
 const WORLD: &str = "lumo";
 
 /// A frame lumo runs its helper in: the tab's main frame (with the same-origin
