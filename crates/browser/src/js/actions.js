@@ -1,4 +1,5 @@
-// Actions: describing an element, finding where to click it, scrolling.
+// Actions on one element: describing it, finding where to click it, its box,
+// focusing and scrolling it.
 
 // Describes an element for an action's answer: role "name" [ref].
 function describe(e) {
@@ -37,10 +38,42 @@ function point(e) {
   return { x: x + ox, y: y + oy, covered, width: r.width, height: r.height };
 }
 
+// Where the mouse goes for an element: its name, and its centre in the top
+// viewport (null when it has no box), with what covers it there.
+function aim(e) {
+  const name = describe(e);
+  const p = point(e);
+  return { name, spot: p.error ? null : { x: p.x, y: p.y, covered: p.covered } };
+}
+
+// An element's box in the top viewport after scrolling it into view, or null when it has none.
+function box(e) {
+  const p = point(e);
+  if (p.error) return null;
+  const r = e.getBoundingClientRect();
+  let ox = 0, oy = 0;
+  for (let w = e.ownerDocument.defaultView; w && w.frameElement; w = w.parent) {
+    const f = w.frameElement.getBoundingClientRect();
+    ox += f.left + w.frameElement.clientLeft;
+    oy += f.top + w.frameElement.clientTop;
+  }
+  return { x: r.left + ox, y: r.top + oy, width: r.width, height: r.height };
+}
+
+// An <iframe> brought into view: its ref and where its content box starts in this frame's viewport.
+function frameBox(e) {
+  e.scrollIntoView({ block: 'nearest', behavior: 'instant' });
+  const r = e.getBoundingClientRect();
+  return { ref: refOf(e), x: r.left + e.clientLeft, y: r.top + e.clientTop };
+}
+
+function focus(e) {
+  e.focus();
+  return describe(e);
+}
 
 // Scrolls an element's own box (or the page when el is null); says where it ended.
 function scroll(el, o) {
-  if (Array.isArray(el)) { o = el[1]; el = el[0]; }
   if (el && o.intoView) { el.scrollIntoView({ block: 'center', behavior: 'instant' }); return describe(el) + ' is in view'; }
   const box = el || document.scrollingElement || document.documentElement;
   if (o.edge === 'top') box.scrollTo({ top: 0, behavior: 'instant' });

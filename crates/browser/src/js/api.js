@@ -1,12 +1,19 @@
-// The helper's entry points: everything lumo calls goes through globalThis.__lumo.
+// The contract with lumo. Rust calls the helper only through
+// crates/browser/src/helper/, which gives each method below its argument and
+// reply types; nothing else spells these names.
+//
+// Every call names the frame's ref prefix and the number lumo's ref book will
+// give out next (lumo owns the counter: one for all tabs and frames), and
+// answers { value, refs: [first, end) }: the run of numbers this call used,
+// which lumo books to the tab and frame.
 
-globalThis.__lumo = {
-  setPrefix(p, n) { prefix = p; if (n > next) next = n; return next; },
-  nextRef() { return next; },
+// Methods on the frame's document; each takes one argument.
+const PAGE = {
+  // null when the subtree's ref is gone.
   snapshot(opts) {
     if (opts.ref) {
       const e = resolve(opts.ref);
-      if (!e) return { error: 'stale_ref' };
+      if (!e) return null;
       opts.root = e;
     }
     return snapshot(opts);
@@ -24,5 +31,27 @@ globalThis.__lumo = {
     return !!document.body && shows(document.body);
   },
   refState(r) { const e = resolve(r); return !e ? 'gone' : visible(e) ? 'shown' : 'hidden'; },
-  resolve, describe, point, watch, collectChanges, scroll, refOf, roleOf, nameOf, valueOf, states,
+  watch() { watch(); return null; },
+  changes(limit) { return collectChanges(limit); },
+  scroll(o) { return scroll(null, o); },
+};
+
+// Methods on one element (a ref lumo resolved); each takes the element and one argument.
+const ELEMENT = {
+  aim, box, frameBox, focus, scroll, focusEditable, setValue, fieldKind, toggleState, selectOptions, fileInput,
+};
+
+function run(table, method, p, n, args) {
+  const f = table[method];
+  if (!f) throw new Error('lumo helper has no method ' + method);
+  const first = numberFrom(p, n);
+  const value = f(...args);
+  return { value, refs: [first, next] };
+}
+
+globalThis.__lumo = {
+  page(p, n, method, arg) { return run(PAGE, method, p, n, [arg]); },
+  element(p, n, method, arg, e) { return run(ELEMENT, method, p, n, [e, arg]); },
+  // The element behind a ref, or null: lumo keeps it as a remote object to act on.
+  resolve,
 };

@@ -6,6 +6,15 @@ const ids = new WeakMap();   // element -> "e12"
 let prefix = 'e';
 let next = 1;
 
+// Numbers the refs of one call from `n` (lumo's counter) with the frame's
+// prefix; returns the first number it will use. The page never goes back below
+// its own last number: a call lumo gave up on (a timeout) may have used some.
+function numberFrom(p, n) {
+  prefix = p;
+  if (n > next) next = n;
+  return next;
+}
+
 function refOf(e) {
   let r = ids.get(e);
   if (!r) {

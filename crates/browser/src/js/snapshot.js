@@ -57,15 +57,13 @@ function snapshot(opts) {
   const lines = [];
   let bytes = 0;
   let truncatedAt = -1;
-  let omitted = 0;
   let seen = 0;
   const skip = opts.offset || 0;
-  const frames = [];
   const root = opts.root || document.body || document.documentElement;
   const push = (line) => {
-    if (truncatedAt >= 0) { omitted++; return; }
+    if (truncatedAt >= 0) return;
     if (seen++ < skip) return;
-    if (bytes + line.length + 1 > opts.maxBytes) { truncatedAt = seen - 1; omitted++; return; }
+    if (bytes + line.length + 1 > opts.maxBytes) { truncatedAt = seen - 1; return; }
     lines.push(line);
     bytes += line.length + 1;
   };
@@ -113,7 +111,6 @@ function snapshot(opts) {
       const val = valueOf(el, role);
       const ref = interactive || ANCHORS.has(role) ? refOf(el) : '';
       if (opts.interactive && !interactive) {
-        if (role === 'iframe') frames.push(refOf(el));
         for (const c of childrenOf(el)) walk(c, depth, pad);
         return;
       }
@@ -140,7 +137,6 @@ function snapshot(opts) {
         return;
       }
       if (role === 'iframe') {
-        frames.push(ref);
         push(line);
         for (const c of childrenOf(el)) walk(c, depth + 1, pad + '  ');
         return;
@@ -213,5 +209,5 @@ function snapshot(opts) {
   const rootEl = root.nodeType === 1 ? root : null;
   if (rootEl && opts.root) walk(rootEl, 0, '');
   else for (const c of childrenOf(root)) walk(c, 0, '');
-  return { text: lines.join('\n'), omitted, frames, truncated: truncatedAt >= 0, next: truncatedAt, lines: seen, title: document.title };
+  return { text: lines.join('\n'), truncated: truncatedAt >= 0, next: truncatedAt, lines: seen, title: document.title };
 }

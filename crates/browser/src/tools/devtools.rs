@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 
 use super::Ctx;
 use super::network::human_bytes;
-use crate::page::{check_ref, element, ensure_no_dialog, wait_until};
+use crate::helper::element;
+use crate::page::{check_ref, ensure_no_dialog, wait_until};
 use crate::session::Live;
 use crate::tab::{ConsoleEntry, Tab};
 use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
