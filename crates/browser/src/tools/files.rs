@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::Ctx;
+use super::tab_tool::Ctx;
 use crate::action::{Reach, act};
 use crate::helper::{self, element};
 use crate::page::check_ref;

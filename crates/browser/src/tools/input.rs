@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::Ctx;
+use super::tab_tool::Ctx;
 use crate::action::{Reach, act};
 use crate::helper::{self, Element, FieldKind, Selection, element, viewport_offset};
 use crate::page::wait_until;

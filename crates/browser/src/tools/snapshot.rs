@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::Ctx;
+use super::tab_tool::Ctx;
 use crate::helper::{self, FindQuery, Found, SnapshotOptions};
 use crate::page::{check_ref, child_frames, ref_frame, stale_ref};
 use crate::session::Live;
