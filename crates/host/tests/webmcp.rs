@@ -3,15 +3,13 @@
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use lumo_browser::{BrowserSource, Session};
 use lumo_host::{Catalog, Gate, LumoServer};
+use lumo_testkit::FixtureServer;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     ProtocolVersion,
@@ -20,41 +18,6 @@ use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-
-fn serve() -> String {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/webmcp");
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let root = root.clone();
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut line = String::new();
-                let _ = reader.read_line(&mut line);
-                loop {
-                    let mut header = String::new();
-                    if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
-                        break;
-                    }
-                }
-                let path = line.split_whitespace().nth(1).unwrap_or("/").split(['?', '#']).next().unwrap_or("/");
-                let (status, body) = match std::fs::read(root.join(path.trim_start_matches('/'))) {
-                    Ok(body) if !path.contains("..") => ("200 OK", body),
-                    _ => ("404 Not Found", b"not found".to_vec()),
-                };
-                let head = format!(
-                    "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
-                );
-                let _ = stream.write_all(head.as_bytes());
-                let _ = stream.write_all(&body);
-            });
-        }
-    });
-    format!("http://127.0.0.1:{port}")
-}
 
 fn session() -> Arc<Session> {
     Arc::new(Session::new(BrowserSource::Launch(Default::default())))
@@ -77,7 +40,8 @@ fn code(out: &lumo_host::GateOutput) -> Value {
 
 #[tokio::test]
 async fn the_gate_lists_validates_and_guards_page_tools() {
-    let base = serve();
+    let server = FixtureServer::builder().folder("webmcp").start().await;
+    let base = server.base();
     let session = session();
     let gate = Gate::new(Catalog::builtin(session.clone()));
     open(&gate, &session, &format!("{base}/basic.html")).await;
@@ -163,7 +127,8 @@ fn args(v: Value) -> serde_json::Map<String, Value> {
 
 #[tokio::test]
 async fn mcp_clients_see_list_changes_and_confirm_consequential_tools() {
-    let base = serve();
+    let server = FixtureServer::builder().folder("webmcp").start().await;
+    let base = server.base();
     let session = session();
     let gate = Arc::new(Gate::new(Catalog::builtin(session.clone())));
     let (server_io, client_io) = tokio::io::duplex(1 << 22);
