@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{FixtureServer, Lumo, browser_pid, ref_in};
+use common::{FixtureServer, Lumo, assert_answer, browser_pid, ref_in};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -15,17 +15,17 @@ async fn browser_navigate_opens_reloads_and_walks_history() {
     let lumo = Lumo::start().await;
     let opened = lumo.open(&server.url("login.html")).await;
     assert_eq!(opened.structured()["title"], "Login — lumo fixture");
-    assert!(opened.text().starts_with("Opened:"), "{}", opened.text());
+    assert_answer!(opened, starts_with "Opened:");
     assert!(opened.page_text().starts_with("url: http://127.0.0.1:"), "the URL is page data: {}", opened.text());
     let reloaded = lumo.ok("browser_navigate", json!({"go": "reload"})).await;
-    assert!(reloaded.text().starts_with("Reloaded."), "{}", reloaded.text());
+    assert_answer!(reloaded, starts_with "Reloaded.");
 
     // History.
     lumo.open(&server.url("form.html")).await;
     let back = lumo.ok("browser_navigate", json!({"go": "back"})).await;
-    assert!(back.text().contains("login.html"), "{}", back.text());
+    assert_answer!(back, contains "login.html");
     let forward = lumo.ok("browser_navigate", json!({"go": "forward"})).await;
-    assert!(forward.text().contains("form.html"), "{}", forward.text());
+    assert_answer!(forward, contains "form.html");
     lumo.fails("browser_navigate", json!({"go": "forward"}), "invalid_state").await;
     lumo.fails("browser_navigate", json!({"url": "https://a.example", "go": "back"}), "invalid_arguments").await;
     lumo.stop().await;
@@ -40,7 +40,7 @@ async fn browser_tabs_follow_page_navigations_and_new_tabs() {
     let snapshot = lumo.snapshot().await;
     lumo.ok("page_click", json!({"ref": ref_in(&snapshot, "button \"Go to login later\"")})).await;
     let waited = lumo.ok("page_wait", json!({"text": "Remember me", "timeout_ms": 5000})).await;
-    assert!(waited.text().starts_with("Text \"Remember me\" is on the page"), "{}", waited.text());
+    assert_answer!(waited, starts_with "Text \"Remember me\" is on the page");
     assert!(lumo.snapshot().await.contains(&format!("\nurl: {}\n", server.url("login.html"))));
     lumo.ok("browser_navigate", json!({"go": "back"})).await;
 
@@ -59,21 +59,23 @@ async fn browser_tabs_follow_page_navigations_and_new_tabs() {
     assert!(listed.starts_with("2 tab(s)"), "{listed}");
     assert!(listed.contains("*0 ") && listed.contains(&server.url("login.html")), "{listed}");
     let selected = lumo.ok("browser_tabs", json!({"action": "select", "index": 1})).await;
-    assert!(selected.text().contains("*1 "), "{}", selected.text());
+    assert_answer!(selected, contains "*1 ");
     let other = lumo.snapshot().await;
     assert!(other.contains(&format!("\nurl: {}\n", server.url("login.html"))), "{other}");
     let closed = lumo.ok("browser_tabs", json!({"action": "close"})).await;
-    assert!(closed.text().starts_with("1 tab(s)"), "{}", closed.text());
-    assert!(closed.text().contains("*0 "), "{}", closed.text());
+    assert_answer!(closed, starts_with "1 tab(s)");
+    assert_answer!(closed, contains "*0 ");
     lumo.fails("browser_tabs", json!({"action": "select", "index": 7}), "not_found").await;
     lumo.fails("browser_tabs", json!({"action": "select"}), "invalid_arguments").await;
     let opened = lumo.ok("browser_tabs", json!({"action": "new"})).await;
-    assert!(opened.text().starts_with("2 tab(s)") && opened.text().contains("*1 "), "{}", opened.text());
+    assert_answer!(opened, starts_with "2 tab(s)");
+    assert_answer!(opened, contains "*1 ");
     lumo.ok("browser_tabs", json!({"action": "close", "index": 1})).await;
     let started = Instant::now();
     let opened = lumo.ok("browser_tabs", json!({"action": "new", "url": server.url("login.html")})).await;
     assert!(started.elapsed() < Duration::from_secs(5), "opening a tab took {:?}", started.elapsed());
-    assert!(opened.text().contains("*1 ") && opened.text().contains(&server.url("login.html")), "{}", opened.text());
+    assert_answer!(opened, contains "*1 ");
+    assert_answer!(opened, contains server.url("login.html"));
     assert!(lumo.snapshot().await.contains("button \"Sign in\""), "the new tab is the current one");
     lumo.ok("browser_tabs", json!({"action": "close"})).await;
     lumo.stop().await;

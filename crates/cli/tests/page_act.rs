@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{FixtureServer, Lumo, ref_in};
+use common::{FixtureServer, Lumo, assert_answer, ref_in};
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -23,20 +23,21 @@ async fn input_logs_in_by_typing_checking_and_clicking() {
     // A wrong password shows the error, without navigating.
     lumo.ok("page_type", json!({"ref": username, "text": "alice"})).await;
     let typed = lumo.ok("page_type", json!({"ref": password, "text": "wrong", "submit": true})).await;
-    assert!(typed.text().contains("Typed 5 characters") && typed.text().contains("pressed Enter"), "{}", typed.text());
+    assert_answer!(typed, contains "Typed 5 characters");
+    assert_answer!(typed, contains "pressed Enter");
     assert!(typed.text().contains("Wrong username or password."), "the answer shows what changed:\n{}", typed.text());
-    assert!(!typed.text().contains("Navigated"), "{}", typed.text());
+    assert_answer!(typed, lacks "Navigated");
 
     // The right one: type replaces, check, click.
     lumo.ok("page_type", json!({"ref": password, "text": "secret"})).await;
     assert_eq!(lumo.eval("document.getElementById('password').value").await, "secret");
     let checked = lumo.ok("page_check", json!({"ref": remember})).await;
-    assert!(checked.text().starts_with("Checked checkbox \"Remember me\""), "{}", checked.text());
+    assert_answer!(checked, starts_with "Checked checkbox \"Remember me\"");
     let again = lumo.ok("page_check", json!({"ref": remember, "checked": true})).await;
-    assert!(again.text().contains("already checked"), "{}", again.text());
+    assert_answer!(again, contains "already checked");
     let clicked = lumo.ok("page_click", json!({"ref": submit})).await;
-    assert!(clicked.text().starts_with(&format!("Clicked button \"Sign in\" [{submit}].")), "{}", clicked.text());
-    assert!(clicked.text().contains("Welcome, alice (remembered)"), "{}", clicked.text());
+    assert_answer!(clicked, starts_with format!("Clicked button \"Sign in\" [{submit}]."));
+    assert_answer!(clicked, contains "Welcome, alice (remembered)");
     let after = lumo.snapshot().await;
     assert!(after.contains("Welcome, alice (remembered)"), "{after}");
     assert!(!after.contains("textbox \"Username\""), "the form is hidden after the login:\n{after}");
@@ -67,12 +68,12 @@ async fn input_fills_a_form_selects_and_submits() {
         {"ref": r("textbox \"Bio\""), "value": "Mathematician"},
     ]);
     let filled = lumo.ok("page_fill_form", json!({"fields": fields})).await;
-    assert!(filled.text().starts_with("Filled 12 field(s)"), "{}", filled.text());
+    assert_answer!(filled, starts_with "Filled 12 field(s)");
 
     // A multiple select by label and by value.
     let languages = r("listbox \"Languages");
     let selected = lumo.ok("page_select", json!({"ref": languages, "values": ["Rust", "go"]})).await;
-    assert!(selected.text().contains(r#"["Rust","Go"]"#), "{}", selected.text());
+    assert_answer!(selected, contains r#"["Rust","Go"]"#);
     let missing = lumo.fails("page_select", json!({"ref": languages, "values": ["Cobol"]}), "not_found").await;
     assert!(missing.error_message().contains("Python"), "the error lists the options: {}", missing.error_message());
     lumo.fails("page_select", json!({"ref": r("combobox \"Country"), "values": ["France", "Japan"]}), "invalid_state")
@@ -85,7 +86,7 @@ async fn input_fills_a_form_selects_and_submits() {
     let attachment = r("button \"Attachment\"");
     let path = file.to_str().expect("a UTF-8 temp path").to_string();
     let uploaded = lumo.ok("file_upload", json!({"ref": attachment, "paths": [path]})).await;
-    assert!(uploaded.text().contains("Chose 1 file(s)"), "{}", uploaded.text());
+    assert_answer!(uploaded, contains "Chose 1 file(s)");
     lumo.fails("file_upload", json!({"ref": attachment, "paths": [path, path]}), "invalid_arguments").await;
     lumo.fails("page_fill_form", json!({"fields": [{"ref": attachment, "value": path}]}), "invalid_arguments").await;
     lumo.fails("page_type", json!({"ref": r("checkbox \"Subscribe"), "text": "x"}), "invalid_state").await;
@@ -133,8 +134,8 @@ async fn input_hovers_drags_presses_keys_and_scrolls_a_box() {
     let snapshot = lumo.snapshot().await;
     let hover = ref_in(&snapshot, "button \"Hover me\"");
     let hovered = lumo.ok("page_hover", json!({"ref": hover})).await;
-    assert!(hovered.text().starts_with("Hovered button \"Hover me\""), "{}", hovered.text());
-    assert!(hovered.text().contains("Hovered!"), "{}", hovered.text());
+    assert_answer!(hovered, starts_with "Hovered button \"Hover me\"");
+    assert_answer!(hovered, contains "Hovered!");
 
     let dragged = lumo
         .ok(
@@ -142,14 +143,14 @@ async fn input_hovers_drags_presses_keys_and_scrolls_a_box() {
             json!({"from": ref_in(&snapshot, "button \"Drag me\""), "to": ref_in(&snapshot, "region \"Drop zone\"")}),
         )
         .await;
-    assert!(dragged.text().starts_with("Dragged button \"Drag me\""), "{}", dragged.text());
+    assert_answer!(dragged, starts_with "Dragged button \"Drag me\"");
     assert_eq!(lumo.eval("document.getElementById('drag-status').textContent").await, "Dropped on target");
 
     let key = "document.getElementById('key-status').textContent";
     lumo.ok("page_press_key", json!({"key": "Control+a"})).await;
     assert_eq!(lumo.eval(key).await, "Key: a with Control");
     let pressed = lumo.ok("page_press_key", json!({"key": "Escape", "ref": hover})).await;
-    assert!(pressed.text().starts_with("Pressed Escape on button \"Hover me\""), "{}", pressed.text());
+    assert_answer!(pressed, starts_with "Pressed Escape on button \"Hover me\"");
     assert_eq!(lumo.eval(key).await, "Key: Escape");
     assert_eq!(lumo.eval("document.activeElement.id").await, "hover-me");
     lumo.fails("page_press_key", json!({"key": "NotAKey"}), "invalid_arguments").await;
@@ -157,7 +158,7 @@ async fn input_hovers_drags_presses_keys_and_scrolls_a_box() {
     // Scrolling an element's own box.
     let scroller = ref_in(&snapshot, "region \"Scroller\"");
     let scrolled = lumo.ok("page_scroll", json!({"ref": scroller, "dy": 50})).await;
-    assert!(scrolled.text().contains("scrolled to 50px of 300px"), "{}", scrolled.text());
+    assert_answer!(scrolled, contains "scrolled to 50px of 300px");
     lumo.stop().await;
 }
 
@@ -170,21 +171,21 @@ async fn input_scrolls_a_long_page_and_into_view() {
     assert_eq!(button.structured()["total"], 1, "{}", button.text());
     let select = button.ref_of("button \"Select 777\"");
     let clicked = lumo.ok("page_click", json!({"ref": select})).await;
-    assert!(clicked.text().contains("Selected Row 777"), "{}", clicked.text());
+    assert_answer!(clicked, contains "Selected Row 777");
     assert_eq!(lumo.eval("document.getElementById('status').textContent").await, "Selected Row 777");
 
     // Scrolling (the click above scrolled row 777 into view).
     let top = lumo.ok("page_scroll", json!({"to": "top"})).await;
-    assert!(top.text().starts_with("Page scrolled to 0px of "), "{}", top.text());
+    assert_answer!(top, starts_with "Page scrolled to 0px of ");
     let down = lumo.ok("page_scroll", json!({"dy": 500})).await;
-    assert!(down.text().contains("Page scrolled to 500px"), "{}", down.text());
+    assert_answer!(down, contains "Page scrolled to 500px");
     let bottom = lumo.ok("page_scroll", json!({"to": "bottom"})).await;
     let y: f64 = lumo.eval("scrollY").await.parse().expect("scrollY is a number");
     assert!(y > 10_000.0, "scrolled to the bottom, scrollY = {y}: {}", bottom.text());
     lumo.ok("page_scroll", json!({"to": "top"})).await;
     assert_eq!(lumo.eval("scrollY").await, "0");
     let into_view = lumo.ok("page_scroll", json!({"ref": select})).await;
-    assert!(into_view.text().contains("is in view"), "{}", into_view.text());
+    assert_answer!(into_view, contains "is in view");
     let inside: bool = lumo
         .eval("(() => { const r = document.querySelector('#row-777').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })()")
         .await
@@ -225,14 +226,14 @@ async fn dialogs_alert_confirm_prompt() {
     assert!(blocked.error_message().contains("page_dialog"), "{}", blocked.error_message());
     lumo.fails("page_dialog", json!({"accept": true, "prompt_text": "x"}), "invalid_arguments").await;
     let answered = lumo.ok("page_dialog", json!({"accept": true})).await;
-    assert!(answered.text().contains("Accepted the alert dialog."), "{}", answered.text());
-    assert!(answered.text().contains("dialog message: \"Hello from alert\""), "{}", answered.text());
+    assert_answer!(answered, contains "Accepted the alert dialog.");
+    assert_answer!(answered, contains "dialog message: \"Hello from alert\"");
     assert_eq!(lumo.eval(result).await, "alert closed");
 
     // confirm: dismiss, then accept.
     lumo.ok("page_click", json!({"ref": confirm})).await;
     let dismissed = lumo.ok("page_dialog", json!({"accept": false})).await;
-    assert!(dismissed.text().contains("Dismissed the confirm dialog."), "{}", dismissed.text());
+    assert_answer!(dismissed, contains "Dismissed the confirm dialog.");
     assert_eq!(lumo.eval(result).await, "confirm: false");
     lumo.ok("page_click", json!({"ref": confirm})).await;
     lumo.ok("page_dialog", json!({"accept": true})).await;
@@ -242,11 +243,11 @@ async fn dialogs_alert_confirm_prompt() {
     let clicked = lumo.ok("page_click", json!({"ref": prompt})).await;
     assert_dialog_notice(&clicked, "prompt", "Your name?");
     let answered = lumo.ok("page_dialog", json!({"accept": true, "prompt_text": "Grace"})).await;
-    assert!(answered.text().contains("with 5 characters"), "{}", answered.text());
+    assert_answer!(answered, contains "with 5 characters");
     assert_eq!(lumo.eval(result).await, "prompt: Grace");
     lumo.ok("page_click", json!({"ref": prompt})).await;
     let default = lumo.ok("page_dialog", json!({"accept": true})).await;
-    assert!(default.text().contains("with its default value"), "{}", default.text());
+    assert_answer!(default, contains "with its default value");
     assert_eq!(lumo.eval(result).await, "prompt: Anonymous");
     lumo.ok("page_click", json!({"ref": prompt})).await;
     lumo.ok("page_dialog", json!({"accept": false})).await;
@@ -278,16 +279,17 @@ async fn files_upload_by_ref_and_through_the_file_chooser() {
     let files = ref_in(&snapshot, "button \"Files\"");
     let single = ref_in(&snapshot, "button \"One file\"");
     let chosen = lumo.ok("file_upload", json!({"ref": files, "paths": [a_path, b_path]})).await;
-    assert!(chosen.text().contains("Chose 2 file(s)"), "{}", chosen.text());
+    assert_answer!(chosen, contains "Chose 2 file(s)");
     let shown = lumo.eval("document.getElementById('chosen').textContent").await;
     assert!(shown.contains("a.txt (3 B)") && shown.contains("b.txt (5 B)"), "{shown}");
     lumo.fails("file_upload", json!({"ref": single, "paths": [a_path, b_path]}), "invalid_arguments").await;
     lumo.fails("file_upload", json!({"paths": ["/no/such/file.txt"], "ref": single}), "invalid_arguments").await;
     lumo.fails("file_upload", json!({"paths": [a_path]}), "invalid_arguments").await;
     let clicked = lumo.ok("page_click", json!({"ref": single})).await;
-    assert!(clicked.text().contains("file chooser") && clicked.text().contains("file_upload"), "{}", clicked.text());
+    assert_answer!(clicked, contains "file chooser");
+    assert_answer!(clicked, contains "file_upload");
     let answered = lumo.ok("file_upload", json!({"paths": [b_path]})).await;
-    assert!(answered.text().contains("in the file chooser"), "{}", answered.text());
+    assert_answer!(answered, contains "in the file chooser");
     let shown = lumo.eval("document.getElementById('chosen').textContent").await;
     assert!(shown.starts_with("single: ") && shown.contains("b.txt"), "{shown}");
 

@@ -9,7 +9,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use common::{FixtureServer, Lumo, ref_in, try_ref_in};
+use common::{FixtureServer, Lumo, assert_answer, ref_in, try_ref_in};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -18,7 +18,7 @@ async fn snapshot_refs_are_stable_scoped_interactive_and_go_stale_on_reload() {
     let lumo = Lumo::start().await;
     let opened = lumo.open(&server.url("login.html")).await;
     assert_eq!(opened.structured()["title"], "Login — lumo fixture");
-    assert!(opened.text().starts_with("Opened:"), "{}", opened.text());
+    assert_answer!(opened, starts_with "Opened:");
     assert!(opened.page_text().starts_with("url: http://127.0.0.1:"), "the URL is page data: {}", opened.text());
 
     // The snapshot: page content fenced as untrusted, refs on what can be acted on.
@@ -67,7 +67,7 @@ async fn snapshot_refs_are_stable_scoped_interactive_and_go_stale_on_reload() {
 
     // Stale ref: the reload replaces every element; old refs fail as stale_ref, never hit a new element.
     let reloaded = lumo.ok("browser_navigate", json!({"go": "reload"})).await;
-    assert!(reloaded.text().starts_with("Reloaded."), "{}", reloaded.text());
+    assert_answer!(reloaded, starts_with "Reloaded.");
     let stale = lumo.fails("page_click", json!({"ref": submit}), "stale_ref").await;
     assert!(stale.error_message().contains(&submit), "{}", stale.error_message());
     lumo.fails("page_snapshot", json!({"ref": form}), "stale_ref").await;
@@ -95,13 +95,13 @@ async fn find_by_text_role_regex_and_limit() {
     let found = lumo.ok("page_find", json!({"text": "sign in", "role": "button"})).await;
     assert_eq!(found.structured()["total"], 1, "{}", found.text());
     assert_eq!(found.ref_of("button \"Sign in\""), submit);
-    assert!(found.text().contains(&format!("in form \"Sign in\" [{form}]")), "{}", found.text());
+    assert_answer!(found, contains format!("in form \"Sign in\" [{form}]"));
     let textboxes = lumo.ok("page_find", json!({"role": "textbox"})).await;
     assert_eq!(textboxes.structured()["total"], 2, "{}", textboxes.text());
     assert_eq!(textboxes.ref_of("textbox \"Password\""), password);
     let none = lumo.ok("page_find", json!({"text": "no such words anywhere"})).await;
     assert_eq!(none.structured()["total"], 0);
-    assert!(none.text().starts_with("No match"), "{}", none.text());
+    assert_answer!(none, starts_with "No match");
     lumo.fails("page_find", json!({"regex": "("}), "invalid_arguments").await;
     lumo.fails("page_find", json!({}), "invalid_arguments").await;
 
@@ -109,7 +109,7 @@ async fn find_by_text_role_regex_and_limit() {
     lumo.open(&server.url("long-list.html")).await;
     let row = lumo.ok("page_find", json!({"text": "Row 777"})).await;
     assert_eq!(row.structured()["total"], 1, "{}", row.text());
-    assert!(row.text().contains("cell \"Row 777\""), "{}", row.text());
+    assert_answer!(row, contains "cell \"Row 777\"");
     let button = lumo.ok("page_find", json!({"text": "Select 777", "role": "button"})).await;
     assert_eq!(button.structured()["total"], 1, "{}", button.text());
     assert!(button.ref_of("button \"Select 777\"").starts_with('e'));
@@ -117,7 +117,7 @@ async fn find_by_text_role_regex_and_limit() {
     // Limits and regexes.
     let buttons = lumo.ok("page_find", json!({"role": "button", "limit": 3})).await;
     assert_eq!(buttons.structured()["total"], 1000);
-    assert!(buttons.text().starts_with("1000 matches, first 3:"), "{}", buttons.text());
+    assert_answer!(buttons, starts_with "1000 matches, first 3:");
     assert_eq!(buttons.page_text().lines().count(), 3, "{}", buttons.text());
     let nineties = lumo.ok("page_find", json!({"regex": "^Row 99\\d$"})).await;
     assert_eq!(nineties.structured()["total"], 10, "{}", nineties.text());
@@ -131,7 +131,7 @@ async fn webmcp_list_and_call_on_a_page_without_tools() {
     lumo.open(&server.url("login.html")).await;
     // WebMCP: this page registers no tools.
     let page_tools = lumo.ok("webmcp_list", json!({})).await;
-    assert!(page_tools.text().contains("registered no WebMCP tools"), "{}", page_tools.text());
+    assert_answer!(page_tools, contains "registered no WebMCP tools");
     let unknown = lumo.call("webmcp_call", json!({"name": "no_such_page_tool", "input": {}})).await;
     assert!(unknown.is_error(), "{}", unknown.text());
     lumo.stop().await;
@@ -178,7 +178,7 @@ async fn snapshot_reaches_into_shadow_dom_and_frames() {
     let input = ref_in(&snapshot, "textbox \"Shadow input\"");
     lumo.ok("page_type", json!({"ref": input, "text": "deep"})).await;
     let clicked = lumo.ok("page_click", json!({"ref": button})).await;
-    assert!(clicked.text().contains("Shadow clicked with deep"), "{}", clicked.text());
+    assert_answer!(clicked, contains "Shadow clicked with deep");
     let found = lumo.ok("page_find", json!({"text": "Shadow button"})).await;
     assert_eq!(found.ref_of("button \"Shadow button\""), button);
 
@@ -213,7 +213,7 @@ async fn wait_for_late_text_refs_and_timeouts() {
     let early = lumo.ok("page_find", json!({"text": "Late button"})).await;
     assert_eq!(early.structured()["total"], 0, "{}", early.text());
     let waited = lumo.ok("page_wait", json!({"text": "Loaded late"})).await;
-    assert!(waited.text().starts_with("Text \"Loaded late\" is on the page"), "{}", waited.text());
+    assert_answer!(waited, starts_with "Text \"Loaded late\" is on the page");
     let snapshot = lumo.snapshot().await;
     assert!(snapshot.contains("button \"Late button\""), "{snapshot}");
     let late = ref_in(&snapshot, "button \"Late button\"");
@@ -265,7 +265,7 @@ async fn network_requests_list_filter_and_detail() {
     assert!(!by_text_id.page_text().contains("lumo-data-json"), "no body unless asked");
     lumo.fails("network_request", json!({"id": 99_999}), "not_found").await;
     let missing = lumo.ok("network_requests", json!({"status": "4xx"})).await;
-    assert!(missing.text().starts_with("No matching requests"), "{}", missing.text());
+    assert_answer!(missing, starts_with "No matching requests");
     lumo.fails("network_requests", json!({"url": "("}), "invalid_arguments").await;
     lumo.stop().await;
 }
@@ -278,7 +278,7 @@ async fn devtools_console_and_evaluate() {
     // The uncaught error is thrown from a timer: wait for it to land.
     lumo.ok("page_wait", json!({"time_ms": 200})).await;
     let console = lumo.ok("devtools_console", json!({})).await;
-    assert!(console.text().starts_with("6 console messages"), "{}", console.text());
+    assert_answer!(console, starts_with "6 console messages");
     for line in [
         "[debug] debug message from console.html",
         "[log] log message from console.html 42",
@@ -290,12 +290,12 @@ async fn devtools_console_and_evaluate() {
         assert!(console.page_text().contains(line), "missing {line:?} in:\n{}", console.text());
     }
     let warnings = lumo.ok("devtools_console", json!({"level": "warning"})).await;
-    assert!(warnings.text().starts_with("3 console messages at that level or above"), "{}", warnings.text());
+    assert_answer!(warnings, starts_with "3 console messages at that level or above");
     assert!(!warnings.page_text().contains("[log]"), "{}", warnings.text());
     let last = lumo.ok("devtools_console", json!({"limit": 1, "clear": true})).await;
-    assert!(last.text().starts_with("Last 1 of 6"), "{}", last.text());
+    assert_answer!(last, starts_with "Last 1 of 6");
     let empty = lumo.ok("devtools_console", json!({})).await;
-    assert!(empty.text().starts_with("No console messages"), "{}", empty.text());
+    assert_answer!(empty, starts_with "No console messages");
 
     // devtools_evaluate: a function on a ref's element, JSON results, thrown errors.
     lumo.open(&server.url("pointer.html")).await;
@@ -305,14 +305,14 @@ async fn devtools_console_and_evaluate() {
     assert_eq!(tag.page_text(), "scroller");
     let object =
         lumo.ok("devtools_evaluate", json!({"expression": "({a: 1, list: [1, 2], node: document.body})"})).await;
-    assert!(object.text().starts_with("Result (object"), "{}", object.text());
+    assert_answer!(object, starts_with "Result (object");
     assert_eq!(object.page_text(), r#"{"a":1,"list":[1,2],"node":"<body>"}"#);
     let awaited =
         lumo.ok("devtools_evaluate", json!({"expression": "await new Promise(r => setTimeout(() => r(7), 50))"})).await;
     assert_eq!(awaited.page_text(), "7");
     let thrown = lumo.call("devtools_evaluate", json!({"expression": "throw new Error('nope')"})).await;
     assert!(thrown.is_error(), "{}", thrown.text());
-    assert!(thrown.text().contains("nope"), "{}", thrown.text());
+    assert_answer!(thrown, contains "nope");
     lumo.stop().await;
 }
 
@@ -326,7 +326,7 @@ async fn screenshot_of_a_resized_viewport_full_page_and_element() {
     assert_eq!(resized.text(), "Viewport is 800×600.");
     assert_eq!(lumo.eval("innerWidth + 'x' + innerHeight").await, "800x600");
     let shot = lumo.ok("page_screenshot", json!({})).await;
-    assert!(shot.text().starts_with("Screenshot of the viewport: 800×600 PNG"), "{}", shot.text());
+    assert_answer!(shot, starts_with "Screenshot of the viewport: 800×600 PNG");
     let images = shot.images();
     assert_eq!(images.len(), 1);
     assert_eq!(images[0].0, "image/png");
@@ -337,7 +337,7 @@ async fn screenshot_of_a_resized_viewport_full_page_and_element() {
     let snapshot = lumo.snapshot().await;
     let heading = ref_in(&snapshot, "heading \"Navigation\"");
     let element = lumo.ok("page_screenshot", json!({"ref": heading})).await;
-    assert!(element.text().starts_with(&format!("Screenshot of {heading}: ")), "{}", element.text());
+    assert_answer!(element, starts_with format!("Screenshot of {heading}: "));
     let small = lumo.ok("page_screenshot", json!({"full_page": true, "max_bytes": 10_000})).await;
     assert!(small.images()[0].1.len() <= 10_000, "{}", small.text());
     lumo.fails("page_screenshot", json!({"ref": heading, "full_page": true}), "invalid_arguments").await;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use lumo_browser::{BrowserSource, Session};
 use lumo_host::{Catalog, Gate, LumoServer};
-use lumo_testkit::FixtureServer;
+use lumo_testkit::{FixtureServer, Gated, assert_answer};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     ProtocolVersion,
@@ -42,8 +42,7 @@ fn code(out: &lumo_host::GateOutput) -> Value {
 async fn the_gate_lists_validates_and_guards_page_tools() {
     let server = FixtureServer::builder().folder("webmcp").start().await;
     let base = server.base();
-    let session = session();
-    let gate = Gate::new(Catalog::builtin(session.clone()));
+    let Gated { session, gate } = Gated::new();
     open(&gate, &session, &format!("{base}/basic.html")).await;
 
     // Built-ins first, then page tools by name.
@@ -57,10 +56,8 @@ async fn the_gate_lists_validates_and_guards_page_tools() {
     assert!(names.iter().all(|n| n.len() <= 64));
 
     // The page's inputSchema is enforced by the gate (Chromium does not).
-    let out = call(&gate, "webmcp_echo", json!({"text": 5})).await;
-    assert!(out.is_error && code(&out) == "invalid_arguments", "{}", out.text);
-    let out = call(&gate, "webmcp_call", json!({"name": "echo", "input": {}})).await;
-    assert!(out.is_error && code(&out) == "invalid_arguments", "{}", out.text);
+    assert_answer!(call(&gate, "webmcp_echo", json!({"text": 5})).await, error "invalid_arguments");
+    assert_answer!(call(&gate, "webmcp_call", json!({"name": "echo", "input": {}})).await, error "invalid_arguments");
 
     // Results are fenced as untrusted.
     let out = call(&gate, "webmcp_echo", json!({"text": "hi"})).await;
@@ -70,15 +67,13 @@ async fn the_gate_lists_validates_and_guards_page_tools() {
     // Consequential: refused without a way to ask, naming the setting; also through webmcp_call.
     let out = call(&gate, "webmcp_buy", json!({"item": "tv"})).await;
     assert!(out.is_error && code(&out) == "forbidden" && out.text.contains("--allow-consequential"), "{}", out.text);
-    let out = call(&gate, "webmcp_call", json!({"name": "buy", "input": {"item": "tv"}})).await;
-    assert!(out.is_error && code(&out) == "forbidden", "{}", out.text);
+    assert_answer!(call(&gate, "webmcp_call", json!({"name": "buy", "input": {"item": "tv"}})).await, error "forbidden");
     // A webmcp_ name never listed is an unknown tool (a protocol error), not stale.
     let unknown = gate.call("webmcp_nope", json!({}), CancellationToken::new()).await;
     assert!(matches!(unknown, Err(lumo_host::CallError::UnknownTool(_))), "{unknown:?}");
     session.shutdown().await;
 
-    let session = self::session();
-    let gate = Gate::new(Catalog::builtin(session.clone())).allow_consequential(true);
+    let Gated { session, gate } = Gated::with(|gate| gate.allow_consequential(true));
     open(&gate, &session, &format!("{base}/basic.html")).await;
     let out = call(&gate, "webmcp_buy", json!({"item": "tv"})).await;
     assert!(!out.is_error, "{}", out.text);

@@ -249,43 +249,50 @@ macro_rules! assert_answer {
     }};
     ($answer:expr, error $code:expr $(,)?) => {{
         let answer = &$answer;
-        let code: &str = ::core::convert::AsRef::<str>::as_ref(&$code);
+        let code = &$code;
+        let code: &str = ::core::convert::AsRef::<str>::as_ref(code);
         if !$crate::AnswerView::is_error(answer) || $crate::AnswerView::error_code(answer) != code {
             panic!("the call should have failed with {code:?}\n--- whole answer ---\n{}", $crate::AnswerView::whole(answer));
         }
     }};
-    ($answer:expr, page $($check:tt)+) => {
-        $crate::assert_answer!(@check "page text", $crate::AnswerView::page_text(&$answer), $answer, $($check)+)
-    };
-    ($answer:expr, $($check:tt)+) => {
-        $crate::assert_answer!(@check "text", $crate::AnswerView::text(&$answer), $answer, $($check)+)
-    };
-    (@check $part:literal, $text:expr, $answer:expr, contains $needle:expr $(,)?) => {{
+    ($answer:expr, page $($check:tt)+) => {{
+        let answer = &$answer;
+        $crate::assert_answer!(@check "page text", $crate::AnswerView::page_text(answer), answer, $($check)+)
+    }};
+    ($answer:expr, $($check:tt)+) => {{
+        let answer = &$answer;
+        $crate::assert_answer!(@check "text", $crate::AnswerView::text(answer), answer, $($check)+)
+    }};
+    (@check $part:literal, $text:expr, $answer:ident, contains $needle:expr $(,)?) => {{
         let text: String = $text;
-        let needle: &str = ::core::convert::AsRef::<str>::as_ref(&$needle);
+        let needle = &$needle; // `let x = &temporary` keeps it alive; nothing is moved
+        let needle: &str = ::core::convert::AsRef::<str>::as_ref(needle);
         if !text.contains(needle) {
-            panic!("the {} does not contain {needle:?}\n--- whole answer ---\n{}", $part, $crate::AnswerView::whole(&$answer));
+            panic!("the {} does not contain {needle:?}\n--- whole answer ---\n{}", $part, $crate::AnswerView::whole($answer));
         }
     }};
-    (@check $part:literal, $text:expr, $answer:expr, lacks $needle:expr $(,)?) => {{
+    (@check $part:literal, $text:expr, $answer:ident, lacks $needle:expr $(,)?) => {{
         let text: String = $text;
-        let needle: &str = ::core::convert::AsRef::<str>::as_ref(&$needle);
+        let needle = &$needle; // `let x = &temporary` keeps it alive; nothing is moved
+        let needle: &str = ::core::convert::AsRef::<str>::as_ref(needle);
         if text.contains(needle) {
-            panic!("the {} should not contain {needle:?}\n--- whole answer ---\n{}", $part, $crate::AnswerView::whole(&$answer));
+            panic!("the {} should not contain {needle:?}\n--- whole answer ---\n{}", $part, $crate::AnswerView::whole($answer));
         }
     }};
-    (@check $part:literal, $text:expr, $answer:expr, starts_with $needle:expr $(,)?) => {{
+    (@check $part:literal, $text:expr, $answer:ident, starts_with $needle:expr $(,)?) => {{
         let text: String = $text;
-        let needle: &str = ::core::convert::AsRef::<str>::as_ref(&$needle);
+        let needle = &$needle; // `let x = &temporary` keeps it alive; nothing is moved
+        let needle: &str = ::core::convert::AsRef::<str>::as_ref(needle);
         if !text.starts_with(needle) {
-            panic!("the {} does not start with {needle:?}\n--- whole answer ---\n{}", $part, $crate::AnswerView::whole(&$answer));
+            panic!("the {} does not start with {needle:?}\n--- whole answer ---\n{}", $part, $crate::AnswerView::whole($answer));
         }
     }};
-    (@check $part:literal, $text:expr, $answer:expr, eq $want:expr $(,)?) => {{
+    (@check $part:literal, $text:expr, $answer:ident, eq $want:expr $(,)?) => {{
         let text: String = $text;
-        let want: &str = ::core::convert::AsRef::<str>::as_ref(&$want);
+        let want = &$want; // `let x = &temporary` keeps it alive; nothing is moved
+        let want: &str = ::core::convert::AsRef::<str>::as_ref(want);
         if text != want {
-            panic!("the {} is not {want:?}\n--- whole answer ---\n{}", $part, $crate::AnswerView::whole(&$answer));
+            panic!("the {} is not {want:?}\n--- whole answer ---\n{}", $part, $crate::AnswerView::whole($answer));
         }
     }};
 }
@@ -311,5 +318,10 @@ mod tests {
         assert_answer!(answer, starts_with "first");
         assert_answer!(answer, lacks "absent");
         assert_answer!(answer, ok);
+        assert_answer!(answer, page eq "");
+        let failed: ToolResult =
+            Err(lumo_protocol::ToolFailure::new(lumo_protocol::ErrorCode::InvalidArguments, "ref: not a ref"));
+        assert_answer!(failed, error "invalid_arguments");
+        assert_answer!(failed, contains "not a ref");
     }
 }
