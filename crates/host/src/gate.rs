@@ -400,6 +400,10 @@ impl Gate {
             .ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
         let (tool, args) = (resolved.tool, resolved.args);
         trail.resolved(&tool.spec, resolved.page.as_ref(), name);
+        if let Some(extension) = &resolved.provider {
+            trail.source = "provider";
+            trail.target = Some(crate::providers::audit_target(extension, &args));
+        }
         if let Some(group) = self.disabled_group(&tool.spec.name).or_else(|| self.disabled_group(name)) {
             return Ok(failed(ToolFailure::new(
                 ErrorCode::Forbidden,
