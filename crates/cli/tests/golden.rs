@@ -38,7 +38,10 @@ async fn lumo_tools_json_matches_the_golden_file() {
     let listed = golden["tools"].as_array().expect("the golden file holds {\"tools\": [...]}");
     let names = |tools: &[Value]| tools.iter().map(|t| t["name"].as_str().unwrap_or_default().to_string()).collect();
     let (printed_names, golden_names): (Vec<String>, Vec<String>) = (names(&printed), names(listed));
-    assert_eq!(printed_names, golden_names, "lumo tools --json and the golden tools/list differ; if intended: {BLESS}");
+    assert_eq!(
+        printed_names, golden_names,
+        "lumo tools --json must list what tools/list of `lumo serve` lists (tests/golden/tools.json; {BLESS} rewrites that file)"
+    );
     for (tool, want) in printed.iter().zip(listed) {
         for field in ["description", "inputSchema", "annotations"] {
             let (got, want) = (&tool[field], &want[field]);

@@ -11,6 +11,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -153,7 +154,10 @@ pub fn line_diff(old: &str, new: &str, limit: usize) -> String {
 /// setting but the browser, spoken to with raw JSON-RPC over stdio (the exact
 /// answer, not a client's model of it).
 pub async fn fresh_tools_list() -> Value {
-    let home = std::env::temp_dir().join(format!("lumo-golden-home-{}", std::process::id()));
+    // One scratch home per call: tests of one binary run at once, and lumo keeps state there.
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, Ordering::Relaxed);
+    let home = std::env::temp_dir().join(format!("lumo-golden-home-{}-{call}", std::process::id()));
     std::fs::create_dir_all(&home).expect("a scratch home");
     let mut command = tokio::process::Command::new(lumo_bin());
     command.env_clear().env("HOME", &home).env("XDG_CONFIG_HOME", home.join(".config"));
