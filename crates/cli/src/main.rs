@@ -535,6 +535,7 @@ async fn main() -> anyhow::Result<()> {
                 }
             };
             session.shutdown().await;
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(1), hub.shutdown()).await;
             // The audit log's last records are on disk before lumo leaves.
             audit::flush(&gate);
             if let Err(e) = served {
@@ -554,7 +555,7 @@ async fn main() -> anyhow::Result<()> {
             std::process::exit(status);
         }
         Command::Tools { json } => {
-            let (_, gate) = bare_gate(
+            let session = session_of(
                 &BrowserArgs {
                     browser: None,
                     cdp_endpoint: None,
@@ -567,9 +568,10 @@ async fn main() -> anyhow::Result<()> {
                     browse_block: Vec::new(),
                 },
                 OriginLists::default(),
-                false,
             );
-            let specs = gate.specs();
+            // What `serve` lists before any provider answered: the built-ins and the ext_* tools.
+            let hub = lumo_host::providers::Providers::new(lumo_host::providers::Link::default(), None);
+            let specs = Gate::new(Catalog::builtin(session).with_providers(hub)).specs();
             if json {
                 let list: Vec<serde_json::Value> = specs
                     .iter()

@@ -14,8 +14,7 @@ use std::time::{Duration, Instant};
 use common::{FixtureServer, HttpLumo, Lumo};
 use serde_json::{Value, json};
 
-/// A site on 127.0.0.1 that answers every request with a small page and counts them
-/// (one connection at a time: enough here).
+/// A site on 127.0.0.1 that answers every request with a small page and counts them.
 async fn counting_site() -> (Arc<AtomicUsize>, u16) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -24,18 +23,22 @@ async fn counting_site() -> (Arc<AtomicUsize>, u16) {
     let counted = hits.clone();
     tokio::spawn(async move {
         while let Ok((mut stream, _)) = listener.accept().await {
-            // Requests, not connections: the browser may open a socket ahead of a navigation.
-            let mut buf = [0u8; 4096];
-            let n = stream.read(&mut buf).await.unwrap_or(0);
-            if buf[..n].starts_with(b"GET ") {
-                counted.fetch_add(1, Ordering::SeqCst);
-            }
-            let body = "<title>counted</title>hello";
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = stream.write_all(format!("{head}{body}").as_bytes()).await;
+            let counted = counted.clone();
+            // Each connection on its own: the browser may open a socket ahead of a
+            // navigation and send nothing on it. Requests are counted, not connections.
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let n = stream.read(&mut buf).await.unwrap_or(0);
+                if buf[..n].starts_with(b"GET ") {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                }
+                let body = "<title>counted</title>hello";
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream.write_all(format!("{head}{body}").as_bytes()).await;
+            });
         }
     });
     (hits, port)
@@ -100,7 +103,11 @@ async fn origin_lists_and_secrets_in_lumo_toml_apply_from_the_next_call_after_an
 
     std::fs::write(&config, "").expect("clear lumo.toml");
     eventually("the lists cleared", || async {
-        !lumo.call("browser_navigate", json!({"url": blocked})).await.is_error()
+        let answer = lumo.call("browser_navigate", json!({"url": blocked})).await;
+        if answer.is_error() {
+            eprintln!("still refused: {}", answer.text());
+        }
+        !answer.is_error()
     })
     .await;
     assert!(hits.load(Ordering::SeqCst) > 0, "the site is reachable once unblocked (the check above means something)");

@@ -228,6 +228,11 @@ async fn reference_provider_through_the_gate() {
     let got = rig.lumo.ok("userscripts_get", json!({"id": script})).await;
     assert!(got.page_text().contains("lumo-secret-source-4711"), "{}", got.text());
 
+    // A destructive provider tool is consequential: this client cannot confirm it, so it does not run.
+    let refused = rig.lumo.fails("userscripts_delete", json!({"id": script}), "forbidden").await;
+    assert!(refused.error_message().contains("consequential provider tool"), "{}", refused.text());
+    rig.lumo.ok("userscripts_get", json!({"id": script})).await;
+
     // Business failure: isError with the provider's code, fenced.
     let missing =
         rig.lumo.fails("userscripts_get", json!({"id": "00000000-0000-4000-8000-000000000000"}), "not_found").await;
@@ -381,4 +386,36 @@ async fn namespaces_and_name_limits() {
         "{tools:?}"
     );
     rig.lumo.stop().await;
+}
+
+/// A provider added at run time (`ext_provider_add`) to a lumo started without any:
+/// the ID is checked, the bridge comes up in lumo's browser then, and the state is shown.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_provider_added_at_run_time() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let audit = dir.path().join("audit.db");
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).expect("tmp");
+    let lumo = Lumo::start_with(&["--audit-db", audit.to_str().expect("utf-8")], &[("TMPDIR", tmp.as_os_str())]).await;
+    let none = lumo.ok("ext_providers", json!({})).await;
+    assert_eq!(none.structured()["providers"], json!([]), "{}", none.text());
+    let bad = lumo.fails("ext_provider_add", json!({"id": "not-an-id"}), "invalid_arguments").await;
+    assert!(bad.error_message().contains("32 letters"), "{}", bad.text());
+    let added = lumo.ok("ext_provider_add", json!({"id": "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"})).await;
+    let p = &added.structured()["providers"][0];
+    assert_eq!(state(p), ("error".into(), "not_installed".into()), "{p}");
+    let bridge_dirs = || {
+        std::fs::read_dir(&tmp)
+            .expect("tmp")
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("lumo-bridge-"))
+            .count()
+    };
+    assert_eq!(bridge_dirs(), 1, "the bridge extension is written to a temporary folder");
+    lumo.stop().await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while bridge_dirs() > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(bridge_dirs(), 0, "lumo removes the bridge's folder when it exits");
 }

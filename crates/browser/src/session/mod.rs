@@ -199,9 +199,15 @@ impl Session {
     /// (policy re-read). While lists are set, document requests are checked:
     /// tabs already open are intercepted from now on too.
     pub async fn set_origin_lists(&self, lists: crate::origin::OriginLists) {
+        let had_lists = !self.policy.origins.is_empty();
         self.policy.origins.set(lists);
-        let Some((live, fetch)) = self.running().and_then(|l| l.fetch_enable().map(|f| (l, f))) else {
-            return;
+        let Some(live) = self.running() else { return };
+        // Lists set: intercept every open tab. Lists gone: stop intercepting (a paused
+        // request is answered only while lists are set), as new tabs would not intercept.
+        let (method, params) = match live.fetch_enable() {
+            Some(enable) => enable,
+            None if had_lists => ("Fetch.disable", serde_json::json!({})),
+            None => return,
         };
         let sessions: Vec<String> = live
             .tabs()
@@ -213,8 +219,8 @@ impl Session {
             })
             .collect();
         for session in sessions {
-            if let Err(e) = live.cdp.call(fetch.0, fetch.1.clone(), Some(&session)).await {
-                tracing::debug!(%session, error = %e, "could not intercept requests in an open tab");
+            if let Err(e) = live.cdp.call(method, params.clone(), Some(&session)).await {
+                tracing::debug!(%session, error = %e, method, "could not change request interception in an open tab");
             }
         }
     }

@@ -136,7 +136,7 @@ impl crate::session::Session {
 
     async fn element_label(&self, r: &str) -> Option<String> {
         let (live, tab) = self.tab_if_running().await?;
-        let element = crate::page::element(&live, &tab, r).await.ok()?;
+        let element = crate::helper::element(&live, &tab, r).await.ok()?;
         let params = json!({"objectId": element.object, "functionDeclaration": LABEL, "returnByValue": true});
         let value = live.call_in(&element.session, "Runtime.callFunctionOn", params).await.ok()?;
         value["result"]["value"].as_str().map(str::to_string)

@@ -66,6 +66,11 @@ impl Launcher {
         self.up.lock().await.as_ref().filter(|u| !u.cdp.is_closed()).map(|u| u.cdp.clone())
     }
 
+    /// Drops the bridge endpoint and its temporary folder.
+    pub(crate) async fn shutdown(&self) {
+        self.up.lock().await.take();
+    }
+
     /// Makes sure the bridge runs in the current browser and is connected.
     pub(crate) async fn ensure(&self, hub: &Providers) -> Result<(), String> {
         let mut up = self.up.lock().await;

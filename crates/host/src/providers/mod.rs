@@ -257,6 +257,13 @@ impl Providers {
         self.exposed().into_iter().filter(|(p, _)| &p.id == id).map(|(_, e)| (e.qualified, e.tool)).collect()
     }
 
+    /// Stops the bridge lumo brought up and removes its folder (lumo is exiting).
+    pub async fn shutdown(&self) {
+        if let Some(launcher) = &self.launcher {
+            launcher.shutdown().await;
+        }
+    }
+
     /// The bridge's CDP handle of the launched browser, when lumo launched it (for the check).
     pub async fn browser(&self) -> Option<lumo_cdp::Connection> {
         match &self.launcher {
