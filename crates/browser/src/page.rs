@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use lumo_protocol::{ErrorCode, ToolFailure};
 use serde_json::{Value, json};
 
+use crate::error::{BrowserError, refuse};
 use crate::refs::{self, Owner};
 use crate::session::Live;
 use crate::tab::{Tab, TabState};
@@ -62,7 +63,7 @@ fn with_frame_state<T>(tab: &Tab, child: Option<u32>, f: impl FnOnce(&mut Option
 }
 
 /// The execution context of the "lumo" world in a frame, with the helper installed.
-async fn world(live: &Live, frame: &FrameRt, tab: &Tab) -> Result<i64, ToolFailure> {
+async fn world(live: &Live, frame: &FrameRt, tab: &Tab) -> Result<i64, BrowserError> {
     let created = live
         .call_in(&frame.session, "Page.createIsolatedWorld", json!({"frameId": frame.frame_id, "worldName": WORLD}))
         .await?;
@@ -78,7 +79,7 @@ async fn world(live: &Live, frame: &FrameRt, tab: &Tab) -> Result<i64, ToolFailu
     Ok(id)
 }
 
-async fn evaluate(live: &Live, session: &str, context: i64, expression: &str) -> Result<Value, ToolFailure> {
+async fn evaluate(live: &Live, session: &str, context: i64, expression: &str) -> Result<Value, BrowserError> {
     let result = live
         .call_in(
             session,
@@ -88,15 +89,15 @@ async fn evaluate(live: &Live, session: &str, context: i64, expression: &str) ->
         .await?;
     if let Some(details) = result.get("exceptionDetails") {
         let text = details["exception"]["description"].as_str().or(details["text"].as_str()).unwrap_or("script error");
-        return Err(fail(ErrorCode::OperationFailed, format!("lumo's page helper failed: {text}")));
+        return Err(refuse(ErrorCode::OperationFailed, format!("lumo's page helper failed: {text}")));
     }
     Ok(result["result"]["value"].clone())
 }
 
 /// Refuses page access while a dialog blocks the page's scripts.
-pub(crate) fn ensure_no_dialog(tab: &Tab) -> Result<(), ToolFailure> {
+pub(crate) fn ensure_no_dialog(tab: &Tab) -> Result<(), BrowserError> {
     match &tab.state().dialog {
-        Some(d) => Err(fail(
+        Some(d) => Err(refuse(
             ErrorCode::InvalidState,
             format!(
                 "A {} dialog is open ({:?}); the page is blocked. Answer it with page_dialog first.",
@@ -108,7 +109,7 @@ pub(crate) fn ensure_no_dialog(tab: &Tab) -> Result<(), ToolFailure> {
 }
 
 /// Calls `__lumo.<method>(arg)` in the tab's main frame and returns its value.
-pub(crate) async fn lumo_call(live: &Live, tab: &Tab, method: &str, arg: Value) -> Result<Value, ToolFailure> {
+pub(crate) async fn lumo_call(live: &Live, tab: &Tab, method: &str, arg: Value) -> Result<Value, BrowserError> {
     lumo_call_in(live, tab, None, method, arg).await
 }
 
@@ -120,7 +121,7 @@ pub(crate) async fn lumo_call_in(
     child: Option<u32>,
     method: &str,
     arg: Value,
-) -> Result<Value, ToolFailure> {
+) -> Result<Value, BrowserError> {
     ensure_no_dialog(tab)?;
     let frame = frame_rt(tab, child)?;
     let mut last_error = None;
@@ -144,7 +145,7 @@ pub(crate) async fn lumo_call_in(
             }
         }
     }
-    Err(last_error.unwrap_or_else(|| fail(ErrorCode::OperationFailed, "page helper unavailable")))
+    Err(last_error.unwrap_or_else(|| refuse(ErrorCode::OperationFailed, "page helper unavailable")))
 }
 
 /// The child frames of a tab, by index.
@@ -168,7 +169,7 @@ pub(crate) fn check_ref(r: &str) -> Result<(), ToolFailure> {
 /// The frame of `tab` where `r` may be looked up (`None`: the main frame), or
 /// why it may not: malformed, never given out, or given out in another tab.
 /// A ref must never reach an element of a tab other than the one acted on.
-pub(crate) fn ref_frame(live: &Live, tab: &Tab, r: &str) -> Result<Option<u32>, ToolFailure> {
+pub(crate) fn ref_frame(live: &Live, tab: &Tab, r: &str) -> Result<Option<u32>, BrowserError> {
     let parsed = refs::check(r)?;
     enum Verdict {
         Here,
@@ -184,7 +185,7 @@ pub(crate) fn ref_frame(live: &Live, tab: &Tab, r: &str) -> Result<Option<u32>, 
     });
     match verdict {
         Verdict::Here => Ok(parsed.child),
-        Verdict::Never => Err(fail(
+        Verdict::Never => Err(refuse(
             ErrorCode::NotFound,
             format!("{r} was never given out in this tab; take a page_snapshot (or page_find) and use a ref from it."),
         )),
@@ -202,7 +203,7 @@ pub(crate) fn ref_frame(live: &Live, tab: &Tab, r: &str) -> Result<Option<u32>, 
                 index_of(&target).is_none()
             };
             if elsewhere {
-                return Err(fail(
+                return Err(refuse(
                     ErrorCode::NotFound,
                     format!(
                         "{r} was never given out in this tab; take a page_snapshot (or page_find) and use a ref from it."
@@ -210,13 +211,13 @@ pub(crate) fn ref_frame(live: &Live, tab: &Tab, r: &str) -> Result<Option<u32>, 
                 ));
             }
             match (index_of(&target), index_of(&tab.target_id)) {
-                (Some(theirs), Some(ours)) => Err(fail(
+                (Some(theirs), Some(ours)) => Err(refuse(
                     ErrorCode::InvalidState,
                     format!(
                         "{r} belongs to tab {theirs}, not the current tab {ours}; select it with browser_tabs {{action: \"select\", index: {theirs}}} to act there, or take a page_snapshot of this tab."
                     ),
                 )),
-                _ => Err(fail(
+                _ => Err(refuse(
                     ErrorCode::StaleRef,
                     format!(
                         "{r} belonged to a tab that is closed now; take a page_snapshot of this tab and use its refs."
@@ -249,7 +250,7 @@ pub(crate) struct Element {
 }
 
 /// The element behind `r`, or `stale_ref` when it is gone.
-pub(crate) async fn element(live: &Live, tab: &Tab, r: &str) -> Result<Element, ToolFailure> {
+pub(crate) async fn element(live: &Live, tab: &Tab, r: &str) -> Result<Element, BrowserError> {
     let child = ref_frame(live, tab, r)?;
     ensure_no_dialog(tab)?;
     let frame = frame_rt(tab, child).map_err(|_| stale_ref(r))?;
@@ -274,7 +275,7 @@ pub(crate) async fn call_on(
     element: &Element,
     function: &str,
     args: &[Value],
-) -> Result<Value, ToolFailure> {
+) -> Result<Value, BrowserError> {
     let _issuing = live.refs.issuing.lock().await;
     let prefix = match element.child {
         None => "e".to_string(),
@@ -294,7 +295,7 @@ pub(crate) async fn call_on(
         .await?;
     if let Some(details) = result.get("exceptionDetails") {
         let text = details["exception"]["description"].as_str().or(details["text"].as_str()).unwrap_or("script error");
-        return Err(fail(ErrorCode::OperationFailed, text.to_string()));
+        return Err(refuse(ErrorCode::OperationFailed, text.to_string()));
     }
     let value = &result["result"]["value"];
     book_refs(live, tab, element.child, value);
@@ -303,7 +304,7 @@ pub(crate) async fn call_on(
 
 /// Where the element's frame starts in the tab's viewport: (0, 0) for the
 /// main frame; the `<iframe>`'s content box for a cross-origin frame.
-pub(crate) async fn viewport_offset(live: &Live, tab: &Tab, element: &Element) -> Result<(f64, f64), ToolFailure> {
+pub(crate) async fn viewport_offset(live: &Live, tab: &Tab, element: &Element) -> Result<(f64, f64), BrowserError> {
     match element.child {
         None => Ok((0.0, 0.0)),
         Some(n) => frame_owner(live, tab, n).await.map(|(_, x, y)| (x, y)),
@@ -312,7 +313,7 @@ pub(crate) async fn viewport_offset(live: &Live, tab: &Tab, element: &Element) -
 
 /// The `<iframe>` element of child frame `n` in the main frame, scrolled into
 /// view: its ref there and where its content box starts in the viewport.
-pub(crate) async fn frame_owner(live: &Live, tab: &Tab, n: u32) -> Result<(String, f64, f64), ToolFailure> {
+pub(crate) async fn frame_owner(live: &Live, tab: &Tab, n: u32) -> Result<(String, f64, f64), BrowserError> {
     let frame = frame_rt(tab, Some(n))?;
     let owner = live.call(tab, "DOM.getFrameOwner", json!({"frameId": frame.frame_id})).await?;
     let main = frame_rt(tab, None)?;

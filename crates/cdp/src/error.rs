@@ -62,3 +62,11 @@ pub enum CdpError {
 /// reach the browser in time: the browser is away, not the command wrong. lumo
 /// reports such failures as `unavailable`.
 pub const CARRIER_UNAVAILABLE: i64 = -32090;
+
+/// The browser's code for a command whose parameters name nothing it has
+/// (JSON-RPC "invalid params": e.g. `WebMCP.invokeTool` of a tool the frame no longer has).
+pub const INVALID_PARAMS: i64 = -32602;
+
+/// The browser's code for a command it cannot carry out in the state it is in
+/// (JSON-RPC "server error": e.g. `Page.handleJavaScriptDialog` with no dialog showing).
+pub const SERVER_ERROR: i64 = -32000;

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use lumo_browser::{PageBindings, PageTool, Session, Tool, ToolSpec, Unresolved};
+use lumo_browser::{PageBindings, PageTool, Routed, Session, Tool, ToolSpec};
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -30,14 +30,6 @@ pub struct Catalog {
     /// Bumped whenever the listed set changes.
     changes: Arc<watch::Sender<u64>>,
     watching: AtomicBool,
-}
-
-/// A call routed to its tool.
-pub(crate) struct Resolved {
-    pub(crate) tool: Tool<Arc<Session>>,
-    pub(crate) args: Value,
-    /// The page tool it runs, if it is one.
-    pub(crate) page: Option<PageTool>,
 }
 
 impl Catalog {
@@ -93,60 +85,26 @@ impl Catalog {
     }
 
     /// A tool by name, with the arguments it runs with, for the session that
-    /// was shown `bindings`. `webmcp_call {name, input}` routes to the page tool
-    /// so that it passes the same checks; `webmcp_list` binds what it lists.
-    /// `None`: no such tool (a page tool name this session never listed included).
+    /// was shown `bindings`. The browser routes the names it must (tools that
+    /// act per session or route to a page tool, [`lumo_browser::route`]); the
+    /// rest are built-ins. `None`: no such tool (a page tool name this session
+    /// never listed included).
     pub(crate) fn resolve(
         &self,
         browser: &Session,
         name: &str,
         args: Value,
         bindings: &Arc<PageBindings>,
-    ) -> Option<Resolved> {
-        if name == "webmcp_list" {
-            return Some(Resolved { tool: lumo_browser::webmcp_list_bound(bindings.clone()), args, page: None });
+    ) -> Option<Routed> {
+        match lumo_browser::route(browser, name, args, bindings) {
+            Ok(routed) => Some(routed),
+            Err(args) => self.index.get(name).map(|&i| Routed::to(self.builtin[i].clone(), args)),
         }
-        if name == "webmcp_call" {
-            let target = args["name"].as_str().map(str::to_string);
-            if let Some(target) = target {
-                let input = args.get("input").cloned().unwrap_or_else(|| Value::Object(Default::default()));
-                // Through webmcp_call an unlisted name is a tool failure that says what to do.
-                return Some(self.page_tool(browser, &target, input, bindings).unwrap_or_else(|args| Resolved {
-                    tool: lumo_browser::unavailable_page_tool(
-                        "webmcp_call",
-                        lumo_browser::page_tool_not_listed(&target),
-                    ),
-                    args,
-                    page: None,
-                }));
-            }
-        }
-        if let Some(&i) = self.index.get(name) {
-            return Some(Resolved { tool: self.builtin[i].clone(), args, page: None });
-        }
-        if name.starts_with("webmcp_") { self.page_tool(browser, name, args, bindings).ok() } else { None }
     }
 
     /// A built-in tool's spec.
-    pub(crate) fn builtin_spec(&self, name: &str) -> Option<&ToolSpec> {
+    fn builtin_spec(&self, name: &str) -> Option<&ToolSpec> {
         self.index.get(name).map(|&i| &self.builtin[i].spec)
-    }
-
-    /// The page tool `name` is bound to; `Err(args)` when the session never listed it.
-    fn page_tool(
-        &self,
-        browser: &Session,
-        name: &str,
-        args: Value,
-        bindings: &PageBindings,
-    ) -> Result<Resolved, Value> {
-        match browser.resolve_page_tool(name, bindings) {
-            Ok(page) => Ok(Resolved { tool: lumo_browser::page_tool(&page), args, page: Some(page) }),
-            Err(Unresolved::Failed(failure)) => {
-                Ok(Resolved { tool: lumo_browser::unavailable_page_tool(name, failure), args, page: None })
-            }
-            Err(Unresolved::NotListed) => Err(args),
-        }
     }
 
     /// The browser session the built-in tools drive.

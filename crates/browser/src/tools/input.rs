@@ -10,12 +10,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::tab_tool::Ctx;
+use super::tab_tool::{Ctx, OnTab, TabUse, on_tab};
 use crate::action::{Reach, act};
+use crate::error::{BrowserError, refuse};
 use crate::page::{Element, call_on, element, viewport_offset, wait_until};
 use crate::session::Live;
 use crate::tab::Tab;
-use crate::tool::{Hints, Tool, ToolResult, fail};
+use crate::tool::{Hints, Outcome, Tool, fail};
 
 pub(crate) fn tools() -> Vec<Tool<Ctx>> {
     vec![
@@ -109,7 +110,7 @@ struct Target {
     y: f64,
 }
 
-async fn target(live: &Live, tab: &Tab, r: &str) -> Result<Target, ToolFailure> {
+async fn target(live: &Live, tab: &Tab, r: &str) -> Result<Target, BrowserError> {
     let object = element(live, tab, r).await?;
     let found = call_on(
         live,
@@ -122,10 +123,13 @@ async fn target(live: &Live, tab: &Tab, r: &str) -> Result<Target, ToolFailure> 
     let name = found["name"].as_str().unwrap_or(r).to_string();
     let point = &found["p"];
     if point["error"].is_string() {
-        return Err(fail(ErrorCode::InvalidState, format!("{name} is not visible (hidden, collapsed or zero size).")));
+        return Err(refuse(
+            ErrorCode::InvalidState,
+            format!("{name} is not visible (hidden, collapsed or zero size)."),
+        ));
     }
     if let Some(cover) = point["covered"].as_str() {
-        return Err(fail(
+        return Err(refuse(
             ErrorCode::InvalidState,
             format!(
                 "{name} is covered by {cover} at its centre; close or scroll that away first, or act on it instead."
@@ -133,7 +137,7 @@ async fn target(live: &Live, tab: &Tab, r: &str) -> Result<Target, ToolFailure> 
         ));
     }
     let (Some(x), Some(y)) = (point["x"].as_f64(), point["y"].as_f64()) else {
-        return Err(fail(ErrorCode::OperationFailed, format!("could not find where {name} is on screen")));
+        return Err(refuse(ErrorCode::OperationFailed, format!("could not find where {name} is on screen")));
     };
     // Input goes to the tab at viewport coordinates; a cross-origin frame's are its own.
     let (dx, dy) = viewport_offset(live, tab, &object).await?;
@@ -148,7 +152,7 @@ async fn mouse(
     button: Button,
     clicks: u32,
     modifiers: u32,
-) -> Result<(), ToolFailure> {
+) -> Result<(), BrowserError> {
     let button = match button {
         Button::Left => "left",
         Button::Right => "right",
@@ -163,9 +167,8 @@ async fn mouse(
     }
 }
 
-async fn click(session: Ctx, args: ClickArgs) -> ToolResult {
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+async fn click(session: Ctx, args: ClickArgs) -> Outcome {
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     act(&live, &tab, Reach::MayNavigate, async {
         let t = target(&live, &tab, &args.target).await?;
         let bits = modifier_bits(&args.modifiers);
@@ -194,9 +197,8 @@ struct RefArgs {
     target: String,
 }
 
-async fn hover(session: Ctx, args: RefArgs) -> ToolResult {
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+async fn hover(session: Ctx, args: RefArgs) -> Outcome {
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     act(&live, &tab, Reach::InPlace, async {
         let t = target(&live, &tab, &args.target).await?;
         mouse(&live, &tab, "mouseMoved", (t.x, t.y), Button::Left, 0, 0).await?;
@@ -214,9 +216,8 @@ struct DragArgs {
     to: String,
 }
 
-async fn drag(session: Ctx, args: DragArgs) -> ToolResult {
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+async fn drag(session: Ctx, args: DragArgs) -> Outcome {
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     act(&live, &tab, Reach::InPlace, async {
         let from = target(&live, &tab, &args.from).await?;
         // HTML5 drag and drop (draggable elements) does not follow synthetic mouse
@@ -253,7 +254,7 @@ async fn drag(session: Ctx, args: DragArgs) -> ToolResult {
 
 /// Presses on `from`, finds `to` (scrolling it into view) and moves there in a few
 /// steps (many drag libraries need the moves between).
-async fn drag_path(live: &Live, tab: &Tab, from: &Target, to: &str) -> Result<Target, ToolFailure> {
+async fn drag_path(live: &Live, tab: &Tab, from: &Target, to: &str) -> Result<Target, BrowserError> {
     mouse(live, tab, "mouseMoved", (from.x, from.y), Button::Left, 0, 0).await?;
     mouse(live, tab, "mousePressed", (from.x, from.y), Button::Left, 1, 0).await?;
     let to = target(live, tab, to).await?;
@@ -308,17 +309,17 @@ const FOCUS_EDITABLE: &str = "function(append) {
 }";
 
 /// Types `text` into the element behind `object`; returns its description.
-async fn type_into(live: &Live, tab: &Tab, object: &Element, text: &str, append: bool) -> Result<String, ToolFailure> {
+async fn type_into(live: &Live, tab: &Tab, object: &Element, text: &str, append: bool) -> Result<String, BrowserError> {
     let focused = call_on(live, tab, object, FOCUS_EDITABLE, &[json!(append)]).await?;
     if let Some(error) = focused["error"].as_str() {
-        return Err(fail(ErrorCode::InvalidState, error.to_string()));
+        return Err(refuse(ErrorCode::InvalidState, error.to_string()));
     }
     let name = focused["name"].as_str().unwrap_or_default().to_string();
     if focused["special"].as_bool() == Some(true) {
         // Date/time pickers ignore text insertion: set the value the way the user agent would, with events.
         call_on(live, tab, object, "function(v) { this.value = v; this.dispatchEvent(new Event('input', {bubbles: true})); this.dispatchEvent(new Event('change', {bubbles: true})); return this.value === v; }", &[json!(text)])
             .await
-            .and_then(|ok| if ok == Value::Bool(true) { Ok(()) } else { Err(fail(ErrorCode::InvalidArguments, format!("value: {text:?} is not valid for {name}"))) })?;
+            .and_then(|ok| if ok == Value::Bool(true) { Ok(()) } else { Err(refuse(ErrorCode::InvalidArguments, format!("value: {text:?} is not valid for {name}"))) })?;
         return Ok(name);
     }
     if text.is_empty() {
@@ -331,9 +332,8 @@ async fn type_into(live: &Live, tab: &Tab, object: &Element, text: &str, append:
     Ok(name)
 }
 
-async fn type_text(session: Ctx, args: TypeArgs) -> ToolResult {
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+async fn type_text(session: Ctx, args: TypeArgs) -> Outcome {
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     act(&live, &tab, if args.submit { Reach::MayNavigate } else { Reach::InPlace }, async {
         let object = element(&live, &tab, &args.target).await?;
         let name = type_into(&live, &tab, &object, &args.text, args.append).await?;
@@ -380,12 +380,11 @@ const KIND_OF: &str = "function() { const e = this; const r = globalThis.__lumo.
   if (r === 'checkbox' || r === 'radio' || r === 'switch' || r === 'menuitemcheckbox') return 'toggle';
   return 'text'; }";
 
-async fn fill_form(session: Ctx, args: FillArgs) -> ToolResult {
+async fn fill_form(session: Ctx, args: FillArgs) -> Outcome {
     if args.fields.is_empty() {
-        return Err(fail(ErrorCode::InvalidArguments, "fields: give at least one field"));
+        return Err(refuse(ErrorCode::InvalidArguments, "fields: give at least one field"));
     }
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     act(&live, &tab, Reach::InPlace, async {
         let mut done = Vec::new();
         for (i, field) in args.fields.iter().enumerate() {
@@ -402,7 +401,7 @@ async fn fill_form(session: Ctx, args: FillArgs) -> ToolResult {
                         FieldValue::Bool(b) => *b,
                         FieldValue::Text(s) if s == "true" || s == "false" => s == "true",
                         _ => {
-                            return Err(fail(
+                            return Err(refuse(
                                 ErrorCode::InvalidArguments,
                                 format!("fields[{i}].value: a checkbox takes true or false"),
                             ));
@@ -414,7 +413,7 @@ async fn fill_form(session: Ctx, args: FillArgs) -> ToolResult {
                     select_options(&live, &tab, &object, &[text_value]).await.map_err(|e| at_field(i, e))?;
                 }
                 "file" => {
-                    return Err(fail(
+                    return Err(refuse(
                         ErrorCode::InvalidArguments,
                         format!("fields[{i}]: {} is a file input; use file_upload", field.target),
                     ));
@@ -430,8 +429,8 @@ async fn fill_form(session: Ctx, args: FillArgs) -> ToolResult {
     .await
 }
 
-fn at_field(i: usize, e: ToolFailure) -> ToolFailure {
-    ToolFailure::new(e.code, format!("fields[{i}]: {}", e.message))
+fn at_field(i: usize, e: BrowserError) -> BrowserError {
+    e.context(&format!("fields[{i}]: "))
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -444,7 +443,7 @@ struct SelectArgs {
     values: Vec<String>,
 }
 
-async fn select_options(live: &Live, tab: &Tab, object: &Element, values: &[String]) -> Result<String, ToolFailure> {
+async fn select_options(live: &Live, tab: &Tab, object: &Element, values: &[String]) -> Result<String, BrowserError> {
     let result = call_on(
         live,
         tab,
@@ -470,20 +469,19 @@ async fn select_options(live: &Live, tab: &Tab, object: &Element, values: &[Stri
     )
     .await?;
     if let Some(error) = result["error"].as_str() {
-        return Err(fail(ErrorCode::InvalidState, error.to_string()));
+        return Err(refuse(ErrorCode::InvalidState, error.to_string()));
     }
     if let Some(missing) = result["missing"].as_str() {
-        return Err(fail(ErrorCode::NotFound, format!("no option {missing:?}; options: {}", result["options"])));
+        return Err(refuse(ErrorCode::NotFound, format!("no option {missing:?}; options: {}", result["options"])));
     }
     Ok(format!("Selected {} in {}.", result["picked"], result["name"].as_str().unwrap_or_default()))
 }
 
-async fn select(session: Ctx, args: SelectArgs) -> ToolResult {
+async fn select(session: Ctx, args: SelectArgs) -> Outcome {
     if args.values.is_empty() {
-        return Err(fail(ErrorCode::InvalidArguments, "values: give at least one option"));
+        return Err(refuse(ErrorCode::InvalidArguments, "values: give at least one option"));
     }
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     act(&live, &tab, Reach::InPlace, async {
         let object = element(&live, &tab, &args.target).await?;
         select_options(&live, &tab, &object, &args.values).await
@@ -511,17 +509,17 @@ const IS_CHECKED: &str = "function() { const e = this; const r = globalThis.__lu
   return { checked: e.tagName === 'INPUT' ? e.checked : e.getAttribute('aria-checked') === 'true', radio: r === 'radio' }; }";
 
 /// Clicks the toggle when its state differs from `want`; says what it did.
-async fn set_checked(live: &Live, tab: &Tab, r: &str, want: bool) -> Result<String, ToolFailure> {
+async fn set_checked(live: &Live, tab: &Tab, r: &str, want: bool) -> Result<String, BrowserError> {
     let object = element(live, tab, r).await?;
     let state = call_on(live, tab, &object, IS_CHECKED, &[]).await?;
     if let Some(error) = state["error"].as_str() {
-        return Err(fail(ErrorCode::InvalidState, error.to_string()));
+        return Err(refuse(ErrorCode::InvalidState, error.to_string()));
     }
     if state["checked"].as_bool() == Some(want) {
         return Ok(format!("{r} was already {}.", if want { "checked" } else { "unchecked" }));
     }
     if !want && state["radio"].as_bool() == Some(true) {
-        return Err(fail(
+        return Err(refuse(
             ErrorCode::InvalidState,
             format!("{r} is a radio button: check another one of its group instead"),
         ));
@@ -532,7 +530,7 @@ async fn set_checked(live: &Live, tab: &Tab, r: &str, want: bool) -> Result<Stri
     mouse(live, tab, "mouseReleased", (t.x, t.y), Button::Left, 1, 0).await?;
     let now = call_on(live, tab, &t.object, IS_CHECKED, &[]).await?;
     if now["checked"].as_bool() != Some(want) {
-        return Err(fail(
+        return Err(refuse(
             ErrorCode::OperationFailed,
             format!("clicked {} but it did not become {}", t.name, if want { "checked" } else { "unchecked" }),
         ));
@@ -540,9 +538,8 @@ async fn set_checked(live: &Live, tab: &Tab, r: &str, want: bool) -> Result<Stri
     Ok(format!("{} {}.", if want { "Checked" } else { "Unchecked" }, t.name))
 }
 
-async fn check(session: Ctx, args: CheckArgs) -> ToolResult {
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+async fn check(session: Ctx, args: CheckArgs) -> Outcome {
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     act(&live, &tab, Reach::InPlace, set_checked(&live, &tab, &args.target, args.checked)).await
 }
 
@@ -642,12 +639,12 @@ fn parse_chord(chord: &str) -> Result<Chord, ToolFailure> {
 }
 
 /// Presses a key or chord by name (lumo's own: "Enter", "Delete").
-async fn press(live: &Live, tab: &Tab, chord: &str) -> Result<(), ToolFailure> {
+async fn press(live: &Live, tab: &Tab, chord: &str) -> Result<(), BrowserError> {
     press_chord(live, tab, &parse_chord(chord)?).await
 }
 
 /// Presses a checked chord.
-async fn press_chord(live: &Live, tab: &Tab, chord: &Chord) -> Result<(), ToolFailure> {
+async fn press_chord(live: &Live, tab: &Tab, chord: &Chord) -> Result<(), BrowserError> {
     let Chord { dom_key, code, vk, text, modifiers: bits } = chord;
     let mut down = json!({"type": if text.is_some() { "keyDown" } else { "rawKeyDown" }, "key": dom_key, "code": code, "windowsVirtualKeyCode": vk, "modifiers": bits});
     if let Some(text) = text {
@@ -669,10 +666,9 @@ async fn press_chord(live: &Live, tab: &Tab, chord: &Chord) -> Result<(), ToolFa
     Ok(())
 }
 
-async fn press_key(session: Ctx, args: KeyArgs) -> ToolResult {
+async fn press_key(session: Ctx, args: KeyArgs) -> Outcome {
     let chord = parse_chord(&args.key)?;
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     act(&live, &tab, Reach::MayNavigate, async {
         let mut on = String::new();
         if let Some(r) = &args.target {
@@ -714,12 +710,11 @@ enum Edge {
     Bottom,
 }
 
-async fn scroll(session: Ctx, args: ScrollArgs) -> ToolResult {
+async fn scroll(session: Ctx, args: ScrollArgs) -> Outcome {
     if args.target.is_none() && args.dx.is_none() && args.dy.is_none() && args.to.is_none() {
-        return Err(fail(ErrorCode::InvalidArguments, "give ref, dx/dy or to"));
+        return Err(refuse(ErrorCode::InvalidArguments, "give ref, dx/dy or to"));
     }
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     let edge = match args.to {
         Some(Edge::Top) => "top",
         Some(Edge::Bottom) => "bottom",

@@ -6,11 +6,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::tab_tool::Ctx;
+use super::tab_tool::{Ctx, OnTab, TabUse, on_tab};
+use crate::error::{BrowserError, refuse};
 use crate::page::{check_ref, child_frames, frame_owner, lumo_call_in, ref_frame, stale_ref};
 use crate::session::Live;
 use crate::tab::Tab;
-use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
+use crate::tool::{Hints, Outcome, Tool, ToolOutput, fail};
 
 /// The default byte budget of a snapshot: enough for a 5,000-element page in
 /// lumo's terse format, small enough to leave the model room to think.
@@ -56,19 +57,18 @@ struct SnapshotArgs {
     offset: usize,
 }
 
-async fn snapshot(session: Ctx, args: SnapshotArgs) -> ToolResult {
+async fn snapshot(session: Ctx, args: SnapshotArgs) -> Outcome {
     if let Some(r) = &args.root {
         check_ref(r)?;
     }
     let max_bytes = args.max_bytes.unwrap_or(DEFAULT_SNAPSHOT_BYTES);
     if !(200..=MAX_SNAPSHOT_BYTES).contains(&max_bytes) {
-        return Err(fail(
+        return Err(refuse(
             ErrorCode::InvalidArguments,
             format!("max_bytes: {max_bytes} is outside 200–{MAX_SNAPSHOT_BYTES}"),
         ));
     }
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     let offset = args.offset;
     let options = |max_bytes: usize, offset: usize| json!({"ref": args.root, "interactive": args.interactive, "viewport": args.viewport, "maxBytes": max_bytes, "offset": offset});
     // A subtree ref names its frame (and must be this tab's); a whole-page snapshot starts in the main frame.
@@ -78,7 +78,7 @@ async fn snapshot(session: Ctx, args: SnapshotArgs) -> ToolResult {
     };
     let result = lumo_call_in(&live, &tab, root_frame, "snapshot", options(max_bytes, offset)).await?;
     if result["error"] == "stale_ref" {
-        return Err(stale_ref(args.root.as_deref().unwrap_or_default()));
+        return Err(stale_ref(args.root.as_deref().unwrap_or_default()).into());
     }
     let mut body = result["text"].as_str().unwrap_or_default().to_string();
     if body.is_empty() {
@@ -145,17 +145,16 @@ struct FindArgs {
     limit: Option<u32>,
 }
 
-async fn find(session: Ctx, args: FindArgs) -> ToolResult {
+async fn find(session: Ctx, args: FindArgs) -> Outcome {
     if args.text.is_none() && args.role.is_none() && args.regex.is_none() {
-        return Err(fail(ErrorCode::InvalidArguments, "give at least one of text, role or regex"));
+        return Err(refuse(ErrorCode::InvalidArguments, "give at least one of text, role or regex"));
     }
     let limit = args.limit.unwrap_or(20);
     if !(1..=200).contains(&limit) {
-        return Err(fail(ErrorCode::InvalidArguments, format!("limit: {limit} is outside 1–200")));
+        return Err(refuse(ErrorCode::InvalidArguments, format!("limit: {limit} is outside 1–200")));
     }
     let regex = args.regex.as_deref().map(compile).transpose()?;
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     let query = json!({"text": args.text, "role": args.role, "regex": regex.is_some(), "limit": limit});
     let result = find_in(&live, &tab, None, &query, regex.as_ref()).await?;
     let mut total = result["total"].as_u64().unwrap_or(0);
@@ -208,7 +207,7 @@ async fn find_in(
     child: Option<u32>,
     query: &Value,
     regex: Option<&Regex>,
-) -> Result<Value, ToolFailure> {
+) -> Result<Value, BrowserError> {
     let Some(regex) = regex else { return lumo_call_in(live, tab, child, "find", query.clone()).await };
     let hays = lumo_call_in(live, tab, child, "findCandidates", query.clone()).await?;
     let matched: Vec<usize> = hays
