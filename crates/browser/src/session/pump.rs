@@ -15,6 +15,9 @@ pub(super) async fn run(live: Weak<Live>, mut events: Events) {
     while let Some(event) = events.recv().await {
         let Some(live) = live.upgrade() else { return };
         match event.method.as_str() {
+            lumo_cdp::CARRIER_RESUMED => {
+                tokio::spawn(resync(live.clone()));
+            }
             "Target.targetCreated" => {
                 let info = &event.params["targetInfo"];
                 if info["type"] == "page"
@@ -170,4 +173,54 @@ fn on_request_paused(live: &Live, session: &str, params: &Value) {
             tracing::debug!(%session, error = %e, method, "could not answer a paused request");
         }
     });
+}
+
+/// Re-reads the tabs and their main frames after the carrier (the bridge) was
+/// away: events sent meanwhile (a tab opened or closed, a navigation, a load)
+/// may never have arrived, so what they would have said is fed in now.
+async fn resync(live: Arc<Live>) {
+    if let Ok(targets) = live.cdp.call("Target.getTargets", json!({}), None).await {
+        let pages: Vec<(String, String)> = targets["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| {
+                t["type"] == "page" && !t["url"].as_str().unwrap_or_default().starts_with("chrome-extension://")
+            })
+            .filter_map(|t| {
+                let context = t["browserContextId"].as_str().unwrap_or_default().to_string();
+                t["targetId"].as_str().map(|id| (id.to_string(), context))
+            })
+            .collect();
+        let known: Vec<String> = live.tabs().list.iter().map(|t| t.target_id.clone()).collect();
+        for gone in known.iter().filter(|k| !pages.iter().any(|(id, _)| id == *k)) {
+            live.forget(gone);
+        }
+        for (target, context) in pages.iter().filter(|(id, _)| !known.contains(id)) {
+            if let Err(e) = live.attach(target, context).await {
+                tracing::debug!(%target, error = %e, "could not attach to a tab found on resync");
+            }
+        }
+    }
+    let tabs: Vec<Arc<Tab>> = live.tabs().list.clone();
+    for tab in tabs {
+        let Ok(tree) = live.call_in(&tab.session_id, "Page.getFrameTree", json!({})).await else { continue };
+        let frame = &tree["frameTree"]["frame"];
+        let (url, id) = (frame["url"].as_str().unwrap_or_default(), frame["id"].as_str().unwrap_or_default());
+        let moved = {
+            let s = tab.state();
+            s.url != url || s.main_frame != id
+        };
+        if moved {
+            tab.on_event("Page.frameNavigated", &json!({"frame": frame}));
+            tab.state().webmcp.record_tree(&tree["frameTree"]);
+        }
+        if tab.state().loading {
+            let ready = json!({"expression": "document.readyState", "returnByValue": true});
+            let state = live.call_in(&tab.session_id, "Runtime.evaluate", ready).await;
+            if state.is_ok_and(|r| r["result"]["value"] == "complete") {
+                tab.on_event("Page.loadEventFired", &json!({}));
+            }
+        }
+    }
 }
