@@ -17,6 +17,8 @@ use lumo_browser::{PageBindings, PageTool, Routed, Session, Tool, ToolSpec};
 use serde_json::Value;
 use tokio::sync::watch;
 
+use crate::providers::Providers;
+
 /// How often the watcher looks at the page tools.
 const WATCH_TICK: Duration = Duration::from_millis(100);
 /// How long a changed set must hold before it is announced (apps add, remove, re-add after load).
@@ -30,6 +32,33 @@ pub struct Catalog {
     /// Bumped whenever the listed set changes.
     changes: Arc<watch::Sender<u64>>,
     watching: AtomicBool,
+    /// Provider extensions (`<namespace>_<tool>` tools), when lumo has any.
+    providers: Option<Arc<Providers>>,
+}
+
+/// A call routed to its tool.
+pub(crate) struct Resolved {
+    pub(crate) tool: Tool<Arc<Session>>,
+    pub(crate) args: Value,
+    /// The page tool it runs, if it is one.
+    pub(crate) page: Option<PageTool>,
+    /// The provider extension it runs in, if it is a provider tool.
+    pub(crate) provider: Option<String>,
+    /// The tool the call named and its arguments, when the browser routed it
+    /// elsewhere: checked against that tool's schema first.
+    pub(crate) addressed: Option<(ToolSpec, Value)>,
+}
+
+impl Resolved {
+    fn to(tool: Tool<Arc<Session>>, args: Value) -> Self {
+        Self { tool, args, page: None, provider: None, addressed: None }
+    }
+}
+
+impl From<Routed> for Resolved {
+    fn from(r: Routed) -> Self {
+        Self { tool: r.tool, args: r.args, page: r.page, provider: None, addressed: r.addressed }
+    }
 }
 
 impl Catalog {
@@ -37,7 +66,30 @@ impl Catalog {
     pub fn builtin(session: Arc<Session>) -> Self {
         let builtin = lumo_browser::builtin_tools();
         let index = builtin.iter().enumerate().map(|(i, t)| (t.spec.name.clone(), i)).collect();
-        Self { session, builtin, index, changes: Arc::new(watch::channel(0).0), watching: AtomicBool::new(false) }
+        Self {
+            session,
+            builtin,
+            index,
+            changes: Arc::new(watch::channel(0).0),
+            watching: AtomicBool::new(false),
+            providers: None,
+        }
+    }
+
+    /// Adds the provider extensions' tools and lumo's `ext_*` tools about them.
+    pub fn with_providers(mut self, providers: Arc<Providers>) -> Self {
+        providers.set_changes(self.changes.clone());
+        for tool in crate::providers::ext_tools(&providers) {
+            self.index.insert(tool.spec.name.clone(), self.builtin.len());
+            self.builtin.push(tool);
+        }
+        self.providers = Some(providers);
+        self
+    }
+
+    /// The provider extensions, when lumo has any.
+    pub fn providers(&self) -> Option<&Arc<Providers>> {
+        self.providers.as_ref()
     }
 
     /// Every tool's spec, in listing order: built-ins, then page tools by name.
@@ -67,7 +119,24 @@ impl Catalog {
             page.iter().filter(|t| t.exposed.is_ok()).map(|t| lumo_browser::page_tool(t).spec).collect();
         page.sort_by(|a, b| a.name.cmp(&b.name));
         specs.extend(page);
+        if let Some(providers) = &self.providers {
+            let mut tools: Vec<ToolSpec> = providers
+                .exposed()
+                .into_iter()
+                .filter(|(_, e)| !self.index.contains_key(&e.qualified))
+                .map(|(p, e)| crate::providers::provider_tool(p, &e).spec)
+                .collect();
+            tools.sort_by(|a, b| a.name.cmp(&b.name));
+            specs.extend(tools);
+        }
         specs
+    }
+
+    /// A provider tool by its exposed name.
+    fn provider(&self, name: &str) -> Option<(Tool<Arc<Session>>, String)> {
+        let (provider, exposed) = self.providers.as_ref()?.lookup(name)?;
+        let id = provider.id.as_str().to_string();
+        Some((crate::providers::provider_tool(provider, &exposed), id))
     }
 
     /// A tool's spec by name, as `bindings`' session was shown it; binds nothing.
@@ -75,6 +144,9 @@ impl Catalog {
     pub fn spec(&self, name: &str, bindings: &PageBindings) -> Option<ToolSpec> {
         if let Some(spec) = self.builtin_spec(name) {
             return Some(spec.clone());
+        }
+        if let Some((tool, _)) = self.provider(name) {
+            return Some(tool.spec);
         }
         bindings.get(name).map(|t| lumo_browser::page_tool(&t).spec)
     }
@@ -95,11 +167,15 @@ impl Catalog {
         name: &str,
         args: Value,
         bindings: &Arc<PageBindings>,
-    ) -> Option<Routed> {
-        match lumo_browser::route(browser, name, args, bindings) {
-            Ok(routed) => Some(routed),
-            Err(args) => self.index.get(name).map(|&i| Routed::to(self.builtin[i].clone(), args)),
+    ) -> Option<Resolved> {
+        let args = match lumo_browser::route(browser, name, args, bindings) {
+            Ok(routed) => return Some(routed.into()),
+            Err(args) => args,
+        };
+        if let Some(&i) = self.index.get(name) {
+            return Some(Resolved::to(self.builtin[i].clone(), args));
         }
+        self.provider(name).map(|(tool, id)| Resolved { provider: Some(id), ..Resolved::to(tool, args) })
     }
 
     /// A built-in tool's spec.

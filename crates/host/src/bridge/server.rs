@@ -20,7 +20,8 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 use super::auth::{Expiry, Kind, REFRESH_TTL, Store};
 use super::hub::{self, Clients};
-use super::{BridgeError, BridgeOptions, Relay, close, relay};
+use super::options::{BridgeError, BridgeOptions, close};
+use super::relay::{self, Relay};
 use crate::audit::{Audit, Entry};
 
 /// How long a new socket has to authenticate.
@@ -227,7 +228,8 @@ async fn handle(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
         return;
     }
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
-    let number = shared.relay.attach(out_tx);
+    let number = shared.relay.attach(out_tx.clone());
+    shared.options.providers.attach(number, out_tx);
     // The attached lumos send their unanswered commands to this socket now.
     shared.clients.broadcast(hub::READY);
     tracing::info!(%peer, "bridge: extension connected");
@@ -267,6 +269,7 @@ async fn handle(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
                         let _ = tx.send(Message::text(json!({"type": "pong", "n": message["n"]}).to_string())).await;
                     }
                     Some("pong") => {}
+                    Some(kind) if kind.starts_with("provider.") => shared.options.providers.bridge_sent(&message),
                     Some("refresh") => match authenticate(&shared, &message) {
                         Ok((Some(token), new_expiry)) => {
                             expiry = new_expiry;
@@ -286,6 +289,7 @@ async fn handle(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
     if shared.relay.detach(number) {
         shared.clients.broadcast(hub::AWAY);
     }
+    shared.options.providers.detach(number);
     tracing::info!(%peer, "bridge: extension disconnected");
 }
 
@@ -339,6 +343,9 @@ async fn serve_lumo(mut tx: Tx, mut rx: Rx, peer: SocketAddr, shared: Arc<Shared
                 None => break,
                 // Its commands carry its lane; it keeps them until answered and sends them again after `ready`.
                 Some(message) if message["type"] == "cdp" => shared.relay.forward(message.to_string()),
+                Some(message) if message["type"] == "ping" => {
+                    if tx.send(Message::text(r#"{"type":"pong"}"#)).await.is_err() { break }
+                }
                 Some(message) => tracing::warn!(%peer, kind = ?message["type"], "bridge: ignored a message from an attached lumo"),
             }
         }
