@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 
 use super::tab_tool::{Ctx, OnTab, TabUse, on_tab};
 use crate::error::{BrowserError, refuse};
-use crate::page::{check_ref, element, wait_until};
+use crate::helper::element;
+use crate::page::{check_ref, wait_until};
 use crate::session::Live;
 use crate::tab::{ConsoleEntry, Tab};
 use crate::tool::{Hints, Outcome, Tool, ToolOutput};
