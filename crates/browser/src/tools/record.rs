@@ -46,7 +46,8 @@ async fn record(session: Ctx, args: RecordArgs) -> ToolResult {
                 return Err(fail(
                     ErrorCode::InvalidState,
                     "A recording is already running; stop it first with page_record {action: \"stop\"}.",
-                ));
+                )
+                .into());
             }
             let path = recording::new_path().map_err(|e| fail(ErrorCode::OperationFailed, e))?;
             session
@@ -63,8 +64,11 @@ async fn record(session: Ctx, args: RecordArgs) -> ToolResult {
             None => Err(fail(
                 ErrorCode::InvalidState,
                 "No recording is running: start one with page_record {action: \"start\"}, then run the steps.",
-            )),
-            Some(Err(why)) => Err(fail(ErrorCode::OperationFailed, format!("The recording was not saved: {why}"))),
+            )
+            .into()),
+            Some(Err(why)) => {
+                Err(fail(ErrorCode::OperationFailed, format!("The recording was not saved: {why}")).into())
+            }
             Some(Ok(saved)) => {
                 let ended = match saved.ended {
                     "stopped" => String::new(),
