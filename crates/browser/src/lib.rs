@@ -26,6 +26,7 @@
 //! ```
 
 mod action;
+pub mod extractors;
 pub mod origin;
 mod page;
 mod refs;

@@ -11,7 +11,8 @@ use crate::session::Live;
 use crate::tab::{Tab, TabState};
 use crate::tool::fail;
 
-const PAGE_JS: &str = include_str!("js/page.js");
+// The reader (`js/extract.js`) extends the helper in the same world, so it hands out the same refs.
+const PAGE_JS: &str = concat!(include_str!("js/page.js"), "\n", include_str!("js/extract.js"));
 const WORLD: &str = "lumo";
 
 /// A frame lumo runs its helper in: the tab's main frame (with the same-origin

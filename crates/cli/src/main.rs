@@ -165,6 +165,10 @@ struct BrowserArgs {
     /// LUMO_BROWSE_BLOCK, comma-separated).
     #[arg(long = "browse-block", value_name = "PATTERN", env = "LUMO_BROWSE_BLOCK", value_delimiter = ',', value_parser = parse_origin)]
     browse_block: Vec<OriginPattern>,
+    /// A folder of extractor definitions (*.json) for page_extract {extractor} (repeatable; LUMO_EXTRACTORS,
+    /// comma-separated); $XDG_CONFIG_HOME/lumo/extractors (else ~/.config/lumo/extractors) is always read.
+    #[arg(long = "extractors", value_name = "DIR", env = "LUMO_EXTRACTORS", value_delimiter = ',')]
+    extractors: Vec<PathBuf>,
 }
 
 fn parse_origin(pattern: &str) -> Result<OriginPattern, String> {
@@ -173,6 +177,13 @@ fn parse_origin(pattern: &str) -> Result<OriginPattern, String> {
 }
 
 impl BrowserArgs {
+    /// The extractor folders: the config dir's, then --extractors.
+    fn extractor_dirs(&self) -> Vec<PathBuf> {
+        let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let config = non_empty("XDG_CONFIG_HOME").or_else(|| non_empty("HOME").map(|h| h.join(".config")));
+        config.map(|d| d.join("lumo/extractors")).into_iter().chain(self.extractors.iter().cloned()).collect()
+    }
+
     fn source(&self) -> BrowserSource {
         if let Some(relay) = &self.relay {
             return BrowserSource::Bridge(relay.clone());
@@ -204,6 +215,8 @@ fn gated(
     allow_consequential: bool,
     gate_args: &audit::GateArgs,
 ) -> anyhow::Result<(Arc<Session>, Arc<Gate>)> {
+    // A bad extractor definition stops lumo at start, naming the file and the field.
+    lumo_browser::extractors::load(&browser.extractor_dirs())?;
     let (session, gate) = bare_gate(browser, allow_consequential);
     Ok((session, Arc::new(gate_args.apply(gate)?)))
 }
@@ -211,7 +224,8 @@ fn gated(
 fn bare_gate(browser: &BrowserArgs, allow_consequential: bool) -> (Arc<Session>, Gate) {
     let origins = OriginLists { allow: browser.browse_allow.clone(), block: browser.browse_block.clone() };
     let policy = UrlPolicy { allow_file_urls: browser.allow_file_urls, origins };
-    let session = Arc::new(Session::new(browser.source()).with_url_policy(policy));
+    let session =
+        Arc::new(Session::new(browser.source()).with_url_policy(policy).with_extractor_dirs(browser.extractor_dirs()));
     let gate = Gate::new(Catalog::builtin(session.clone())).allow_consequential(allow_consequential);
     (session, gate.redact(redaction::redactor()))
 }
@@ -536,6 +550,7 @@ async fn main() -> anyhow::Result<()> {
                 relay: None,
                 browse_allow: Vec::new(),
                 browse_block: Vec::new(),
+                extractors: Vec::new(),
             });
             let specs = gate.specs();
             if json {

@@ -7,6 +7,7 @@ use crate::tool::{Tool, ToolOutput};
 
 mod devtools;
 mod dialogs;
+mod extract;
 mod files;
 mod input;
 mod navigate;
@@ -26,6 +27,7 @@ pub fn builtin_tools() -> Vec<Tool<Ctx>> {
     [
         navigate::tools(),
         snapshot::tools(),
+        extract::tools(),
         input::tools(),
         wait::tools(),
         screenshot::tools(),
