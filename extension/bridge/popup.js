@@ -29,4 +29,6 @@ for (const action of ['share', 'unshare']) {
   };
 }
 render();
+// At once when the worker records a new state; every second for the countdown.
+chrome.storage.onChanged.addListener(() => render());
 setInterval(render, 1000);

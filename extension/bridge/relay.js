@@ -22,8 +22,11 @@ const REPEATABLE = /^([A-Za-z]+\.(get|describe|query|resolve|enable|disable|capt
 /** Commands this worker is running now: id → promise of the answer (lives and dies with the worker). */
 const running = new Map();
 
-/** How many answers to keep for resends. */
+/** How many answers to keep for resends (per lumo process: its lane is in the high bits of the id). */
 const KEEP = 500;
+
+/** Records older than this are dropped when lumo connects: no lumo resends a command that old. */
+const RECORD_MAX_AGE_MS = 10 * 60_000;
 
 function split(sessionId) {
   const [targetId, child] = sessionId.split('~');
@@ -147,12 +150,15 @@ async function run(msg) {
   }
 }
 
-/** Starts a new record when lumo restarted (its command ids start again at 1). */
-export async function adoptEpoch(epoch) {
-  if ((await session('epoch')) === epoch) return;
+/**
+ * Drops old records. Records are not dropped when another lumo takes over
+ * the connection: ids carry each lumo process's lane, so they never collide,
+ * and a command an earlier owner passed on may be sent again by the new one.
+ */
+export async function collectOld() {
   const all = await chrome.storage.session.get(null);
-  await chrome.storage.session.remove(Object.keys(all).filter((k) => k.startsWith('r:')));
-  await setSession({ epoch });
+  const old = Date.now() - RECORD_MAX_AGE_MS;
+  await chrome.storage.session.remove(Object.keys(all).filter((k) => k.startsWith('r:') && !(all[k]?.at > old)));
 }
 
 /** The answer to a Page.navigate that a stopped worker started: its commit, or a new run after 10 s. */
@@ -184,19 +190,19 @@ export async function begin(msg) {
   // Sent again while still running here (the socket dropped and came back): the same answer.
   if (running.has(msg.id)) return { done: running.get(msg.id) };
   const record = await session(key);
-  if (record && record !== 'running') return { done: Promise.resolve(record) };
-  if (record === 'running' && msg.method === 'Page.navigate' && msg.sessionId) {
+  if (record?.answer) return { done: Promise.resolve(record.answer) };
+  if (record?.running && msg.method === 'Page.navigate' && msg.sessionId) {
     // Running it again would abort the navigation the first run started: wait for that one instead.
     return { done: navigationOf(msg) };
   }
-  if (record === 'running' && !REPEATABLE.test(msg.method)) {
+  if (record?.running && !REPEATABLE.test(msg.method)) {
     const error = {
       code: -32000,
       message: `The bridge's service worker stopped while ${msg.method} ran; it may or may not have taken effect, so it was not run again.`,
     };
     return { done: Promise.resolve({ id: msg.id, error }) };
   }
-  await setSession({ [key]: 'running' });
+  await setSession({ [key]: { running: true, at: Date.now() } });
   const started = run(msg);
   const done = (async () => {
     let answer;
@@ -206,7 +212,7 @@ export async function begin(msg) {
       answer = { id: msg.id, error: { code: -32000, message: String(e.message || e) } };
     }
     if (msg.sessionId) answer.sessionId = msg.sessionId;
-    await setSession({ [key]: answer });
+    await setSession({ [key]: { answer, at: Date.now() } });
     await chrome.storage.session.remove(`r:${msg.id - KEEP}`);
     running.delete(msg.id);
     return answer;

@@ -16,6 +16,17 @@ let refreshTimer = null;
 let reconnectTimer = null;
 // Commands start in the order they arrive (see relay.begin).
 let order = Promise.resolve();
+// Events that came while the socket was down (a restarted worker gets the
+// debugger events that woke it before it has reconnected): sent after `ready`.
+const held = [];
+const HELD_MAX = 2000;
+
+/** Sends a CDP event now, or holds it until lumo is connected again. */
+function sendEvent(msg) {
+  if (send({ type: 'cdp', msg })) return;
+  if (held.length >= HELD_MAX) held.shift();
+  held.push(msg);
+}
 
 /** Close codes lumo uses when it refuses a connection (see README, "Bridge extension"). */
 const REFUSED = { 4001: 'token refused', 4002: 'pairing refused', 4003: 'origin refused', 4000: 'replaced' };
@@ -45,6 +56,8 @@ async function connect() {
   first.version = chrome.runtime.getManifest().version;
   const ws = new WebSocket(s.server);
   socket = ws;
+  // Not `connected` until lumo says ready (a restarted worker must not show the old socket's state).
+  state.setStatus({ state: 'connecting', server: s.server });
   ws.onopen = () => ws.send(JSON.stringify(first));
   ws.onmessage = (e) => onMessage(ws, e.data);
   ws.onclose = (e) => onClose(ws, e);
@@ -64,7 +77,9 @@ async function onMessage(ws, data) {
       scheduleRefresh();
       break;
     case 'ready':
-      await relay.adoptEpoch(message.epoch);
+      // Before anything awaits: the held events are older than any answer to come.
+      for (const msg of held.splice(0)) send({ type: 'cdp', msg });
+      await relay.collectOld();
       await state.setSession({ attempts: 0 });
       await state.setStatus({ state: 'connected', server: (await state.settings()).server });
       startHeartbeat(ws);
@@ -169,7 +184,7 @@ chrome.storage.onChanged.addListener((changes, area) => {
 });
 
 chrome.debugger.onEvent.addListener((source, method, params) => {
-  send({ type: 'cdp', msg: relay.event(source, method, params) });
+  sendEvent(relay.event(source, method, params));
 });
 
 chrome.debugger.onDetach.addListener(async (source, reason) => {
@@ -178,7 +193,7 @@ chrome.debugger.onDetach.addListener(async (source, reason) => {
   const tabId = Object.keys(shared).find((k) => shared[k] === source.targetId);
   if (tabId && reason === 'canceled_by_user') {
     const e = await relay.tabEvent('Target.targetDestroyed', tabId);
-    if (e) send({ type: 'cdp', msg: e });
+    if (e) sendEvent(e);
   }
 });
 
@@ -188,18 +203,18 @@ chrome.tabs.onCreated.addListener(async (tab) => {
   if (tab.openerTabId === undefined || !shared[tab.openerTabId]) return;
   await relay.share(tab.id);
   const e = await relay.tabEvent('Target.targetCreated', tab.id, { url: tab.pendingUrl || tab.url || '' });
-  if (e) send({ type: 'cdp', msg: e });
+  if (e) sendEvent(e);
 });
 
 chrome.tabs.onRemoved.addListener(async (tabId) => {
   const e = await relay.tabEvent('Target.targetDestroyed', tabId);
-  if (e) send({ type: 'cdp', msg: e });
+  if (e) sendEvent(e);
 });
 
 chrome.tabs.onUpdated.addListener(async (tabId, change, tab) => {
   if (!('title' in change || 'url' in change)) return;
   const e = await relay.tabEvent('Target.targetInfoChanged', tabId, { url: tab.url, title: tab.title });
-  if (e) send({ type: 'cdp', msg: e });
+  if (e) sendEvent(e);
 });
 
 // From the popup.
@@ -218,7 +233,7 @@ chrome.runtime.onMessage.addListener((message, _sender, reply) => {
         return { targetId: await relay.share(message.tabId) };
       case 'unshare': {
         const targetId = await relay.unshare(message.tabId);
-        if (targetId) send({ type: 'cdp', msg: { method: 'Target.targetDestroyed', params: { targetId } } });
+        if (targetId) sendEvent({ method: 'Target.targetDestroyed', params: { targetId } });
         return { ok: true };
       }
       default:

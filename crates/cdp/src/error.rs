@@ -62,3 +62,8 @@ pub enum CdpError {
 /// reach the browser in time: the browser is away, not the command wrong. lumo
 /// reports such failures as `unavailable`.
 pub const CARRIER_UNAVAILABLE: i64 = -32090;
+
+/// The method of the event a carrier (the bridge relay) sends lumo when it is
+/// connected to the browser again after a gap: events of the gap may be lost,
+/// so lumo re-reads its tabs and their main frames.
+pub const CARRIER_RESUMED: &str = "Lumo.carrierResumed";

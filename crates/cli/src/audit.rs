@@ -258,8 +258,8 @@ struct FilterArgs {
     /// Only this tool.
     #[arg(long)]
     tool: Option<String>,
-    /// Only this source: builtin, page or provider.
-    #[arg(long, value_parser = ["builtin", "page", "provider"])]
+    /// Only this source: builtin, page, provider, or bridge (refused bridge connections).
+    #[arg(long, value_parser = ["builtin", "page", "provider", "bridge"])]
     source: Option<String>,
     /// Only this outcome: ok, or an error code like forbidden or rate_limited.
     #[arg(long)]

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use lumo_host::bridge::{self, Bridge, BridgeOptions};
+use lumo_host::Audit;
+use lumo_host::bridge::{self, Bridge, BridgeOptions, Role};
 
 /// Where the bridge keeps its secret and pending pairing code.
 #[derive(Args, Clone)]
@@ -47,16 +48,25 @@ pub(crate) struct BridgeArgs {
 }
 
 impl BridgeArgs {
-    /// Starts the bridge endpoint when `--bridge` was given.
-    pub(crate) async fn start(&self) -> anyhow::Result<Option<Bridge>> {
+    /// The bridge when `--bridge` was given (its relay exists; nothing listens until [`start`]).
+    pub(crate) fn bridge(&self) -> anyhow::Result<Option<Bridge>> {
         let Some(addr) = self.bridge else { return Ok(None) };
         let mut options = BridgeOptions::new(addr, self.dir.dir()?);
         options.token_ttl = Duration::from_secs(self.bridge_token_ttl.max(1));
         options.wait = Duration::from_secs(self.bridge_wait);
-        let bridge = bridge::start(options).await?;
-        eprintln!("lumo: bridge listening on ws://{}/bridge", bridge.addr());
-        Ok(Some(bridge))
+        Ok(Some(Bridge::new(options)?))
     }
+}
+
+/// Owns the bridge address, or attaches to the lumo that owns it; refused connections go to `audit`.
+pub(crate) async fn start(bridge: &Bridge, audit: Option<Audit>) -> anyhow::Result<()> {
+    match bridge.start(audit).await? {
+        Role::Owner(addr) => eprintln!("lumo: bridge listening on ws://{addr}/bridge"),
+        Role::Attached(addr) => eprintln!(
+            "lumo: another lumo owns the bridge on ws://{addr}/bridge; this one drives the shared tabs through it"
+        ),
+    }
+    Ok(())
 }
 
 /// `lumo pair`: prints a one-time code for the extension's popup.

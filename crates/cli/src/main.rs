@@ -495,7 +495,7 @@ async fn main() -> anyhow::Result<()> {
             bridge,
         } => {
             // Kept alive while serving: the extension's endpoint.
-            let bridge = bridge.start().await?;
+            let bridge = bridge.bridge()?;
             browser.relay = bridge.as_ref().map(|b| b.relay().connection().clone());
             // Listen before anything starts, so a signal never finds the default (exit at once) in place.
             let mut stop = StopSignals::listen()?;
@@ -503,6 +503,9 @@ async fn main() -> anyhow::Result<()> {
             lumo_cdp::sweep_stale_profiles();
             let (session, gate) = gated(&browser, allow_consequential, &gate_args)?;
             gate_args.watch(gate.clone());
+            if let Some(bridge) = &bridge {
+                bridge::start(bridge, gate.audit().cloned()).await?;
+            }
             let serving = async {
                 match http {
                     Some(addr) => {

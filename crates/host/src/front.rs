@@ -120,15 +120,7 @@ fn elicitation_confirmer(peer: Peer<RoleServer>) -> Confirmer {
             if !peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
                 return Confirmation::Unsupported;
             }
-            let mut arguments = request.arguments.to_string();
-            if arguments.len() > 1000 {
-                let mut cut = 1000;
-                while !arguments.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                arguments.truncate(cut);
-                arguments.push('…');
-            }
+            let arguments = lumo_protocol::text::clip_marked(&request.arguments.to_string(), 1000);
             let message = format!(
                 "The page {} offers the tool {:?}, marked consequential (e.g. it buys, sends or deletes something). Run it with these arguments?\n{}",
                 request.origin, request.page_tool, arguments

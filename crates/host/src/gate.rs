@@ -491,12 +491,7 @@ impl Gate {
                     text.push('\n');
                     text.push_str(&fence(&page));
                 }
-                if text.len() > MAX_ANSWER_BYTES {
-                    let mut cut = MAX_ANSWER_BYTES;
-                    while !text.is_char_boundary(cut) {
-                        cut -= 1;
-                    }
-                    text.truncate(cut);
+                if lumo_protocol::text::truncate(&mut text, MAX_ANSWER_BYTES) {
                     text.push_str("\n[answer cut at the size limit]");
                 }
                 GateOutput { text, images: output.images, structured, is_error }

@@ -18,7 +18,8 @@
 //! - **audit records** that cannot carry call text ([`AuditRecord`],
 //!   [`params_hash`]);
 //! - **the sliding rate window** for writes ([`RateLimiter`]);
-//! - **redaction**: which values never reach the model unasked ([`redact`]).
+//! - **redaction**: which values never reach the model unasked ([`redact`]);
+//! - **text bounds**: cutting answers on character boundaries, sizes in words ([`text`]).
 //!
 //! # Example
 //!
@@ -49,6 +50,7 @@ mod rate;
 pub mod redact;
 mod result;
 mod state;
+pub mod text;
 
 pub use crate::{
     audit::{AuditError, AuditOutcome, AuditRecord, ParamsHash, params_hash},

@@ -4,13 +4,13 @@
 use std::future::Future;
 use std::time::Duration;
 
+use lumo_protocol::text::{clip, human_bytes};
 use lumo_protocol::{ErrorCode, ToolFailure};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::Ctx;
-use super::network::human_bytes;
+use super::tab_tool::Ctx;
 use crate::page::{check_ref, element, ensure_no_dialog, wait_until};
 use crate::session::Live;
 use crate::tab::{ConsoleEntry, Tab};
@@ -42,18 +42,6 @@ pub(crate) fn tools() -> Vec<Tool<Ctx>> {
         )
         .untrusted(),
     ]
-}
-
-/// The longest prefix of `s` within `max` bytes (on a character boundary), and whether it was cut.
-pub(super) fn clip(s: &str, max: usize) -> (&str, bool) {
-    if s.len() <= max {
-        return (s, false);
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    (&s[..end], true)
 }
 
 #[derive(Deserialize, JsonSchema)]

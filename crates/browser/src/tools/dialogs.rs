@@ -4,12 +4,12 @@
 use std::time::Duration;
 
 use lumo_protocol::ErrorCode;
+use lumo_protocol::text::clip;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::Ctx;
-use super::devtools::clip;
+use super::tab_tool::Ctx;
 use crate::action::{Reach, describe_outcome, settle};
 use crate::page::wait_until;
 use crate::tool::{Hints, Tool, ToolResult, fail};

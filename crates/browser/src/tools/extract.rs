@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::Ctx;
+use super::tab_tool::Ctx;
 use crate::extractors::{self, Extractor, url_matches};
 use crate::page::{child_frames, frame_owner, lumo_call_in};
 use crate::session::Live;

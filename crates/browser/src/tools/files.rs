@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::Ctx;
+use super::tab_tool::Ctx;
 use crate::action::{Reach, act};
 use crate::page::{call_on, check_ref, element};
 use crate::tool::{Hints, Tool, ToolResult, fail};

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::Ctx;
+use super::tab_tool::Ctx;
 use crate::action::{Reach, act};
 use crate::page::{Element, call_on, element, viewport_offset, wait_until};
 use crate::session::Live;

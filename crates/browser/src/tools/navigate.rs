@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::Ctx;
+use super::tab_tool::Ctx;
 use crate::action::{Reach, act, settle};
 use crate::page::wait_until;
 use crate::session::Live;

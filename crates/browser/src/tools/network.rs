@@ -2,14 +2,14 @@
 //! `network_request` (one request in detail, with its body).
 
 use base64::Engine;
+use lumo_protocol::text::{clip, human_bytes};
 use lumo_protocol::{ErrorCode, ToolFailure, redact};
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::Ctx;
-use super::devtools::clip;
+use super::tab_tool::Ctx;
 use crate::tab::Request;
 use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
 
@@ -59,17 +59,6 @@ pub(crate) fn tools() -> Vec<Tool<Ctx>> {
         )
         .untrusted(),
     ]
-}
-
-/// `312 B`, `1.2 KB`, `3.4 MB`.
-pub(super) fn human_bytes(n: f64) -> String {
-    if n < 1000.0 {
-        format!("{n:.0} B")
-    } else if n < 1_000_000.0 {
-        format!("{:.1} KB", n / 1000.0)
-    } else {
-        format!("{:.1} MB", n / 1_000_000.0)
-    }
 }
 
 #[derive(Deserialize, JsonSchema)]

@@ -2,13 +2,13 @@
 //! image within a byte budget (shrunk to JPEG and scaled down when over it).
 
 use base64::Engine;
+use lumo_protocol::text::human_bytes;
 use lumo_protocol::{ErrorCode, ToolFailure};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::Ctx;
-use super::network::human_bytes;
+use super::tab_tool::Ctx;
 use crate::page::{call_on, check_ref, element, ensure_no_dialog};
 use crate::session::Live;
 use crate::tab::Tab;

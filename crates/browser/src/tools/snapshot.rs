@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::Ctx;
+use super::tab_tool::Ctx;
 use crate::page::{check_ref, child_frames, frame_owner, lumo_call_in, ref_frame, stale_ref};
 use crate::session::Live;
 use crate::tab::Tab;

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::Ctx;
+use super::tab_tool::Ctx;
 use crate::page::{check_ref, lumo_call, lumo_call_in, ref_frame, wait_until};
 use crate::session::Live;
 use crate::tab::Tab;
@@ -137,7 +137,7 @@ impl Condition {
 }
 
 fn clip(t: &str) -> String {
-    super::devtools::clip(t, 100).0.to_string()
+    lumo_protocol::text::clip(t, 100).0.to_string()
 }
 
 async fn wait(session: Ctx, args: WaitArgs) -> ToolResult {
@@ -169,7 +169,7 @@ async fn wait(session: Ctx, args: WaitArgs) -> ToolResult {
                 .iter()
                 .filter(|r| !r.finished)
                 .take(5)
-                .map(|r| format!("#{} {}", r.seq, super::devtools::clip(&r.url, 100).0))
+                .map(|r| format!("#{} {}", r.seq, lumo_protocol::text::clip(&r.url, 100).0))
                 .collect();
             if !pending.is_empty() {
                 // Request URLs are the page's (a query can hold a token): fenced page data.

@@ -7,13 +7,14 @@
 
 use std::sync::Arc;
 
+use lumo_protocol::text::clip_marked;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::Ctx;
+use super::tab_tool::{Ctx, with_notices};
 use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
-use crate::webmcp::{PageBindings, PageTool, Unresolved, clip, invoke};
+use crate::webmcp::{PageBindings, PageTool, Unresolved, invoke};
 
 /// How many refused tools `webmcp_list` names one by one; the rest are counted.
 const REFUSED_SHOWN: usize = 20;
@@ -39,7 +40,7 @@ pub fn list_bound(bindings: Arc<PageBindings>) -> Tool<Ctx> {
         let bindings = bindings.clone();
         async move { list(session, Some(&bindings)).await }
     })
-    .after(super::with_notices)
+    .after(with_notices)
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -63,7 +64,7 @@ pub(crate) fn describe(t: &PageTool) -> Value {
 
 /// A refused tool as JSON: its name (clipped) and why, nothing more of the page's.
 fn describe_refused(t: &PageTool) -> Value {
-    json!({"name": clip(&t.name, 80), "refused": t.exposed.as_ref().err(), "frame": {"origin": t.origin, "main": t.main_frame}})
+    json!({"name": clip_marked(&t.name, 80), "refused": t.exposed.as_ref().err(), "frame": {"origin": t.origin, "main": t.main_frame}})
 }
 
 async fn list(session: Ctx, bindings: Option<&PageBindings>) -> ToolResult {
@@ -98,7 +99,7 @@ async fn list(session: Ctx, bindings: Option<&PageBindings>) -> ToolResult {
         lines.push(format!(
             "- (refused: {}) page name {:?} from {}",
             t.exposed.as_ref().err().map(String::as_str).unwrap_or_default(),
-            clip(&t.name, 80),
+            clip_marked(&t.name, 80),
             t.origin
         ));
     }
@@ -147,7 +148,7 @@ pub fn not_listed(name: &str) -> lumo_protocol::ToolFailure {
         lumo_protocol::ErrorCode::NotFound,
         format!(
             "no page tool {:?} was listed in this session; list them (webmcp_list or tools/list) and call a listed name",
-            clip(name, 80)
+            clip_marked(name, 80)
         ),
     )
 }

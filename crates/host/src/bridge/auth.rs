@@ -160,6 +160,24 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Proof of holding the secret, for `nonce` under `label`: how two lumo
+    /// processes sharing this state show each other they are lumo (see `role`).
+    pub fn proof(&self, label: &str, nonce: &str) -> Result<String, BridgeError> {
+        Ok(hex::encode(self.mac(&format!("lumo-{label}.{nonce}"))?.finalize().into_bytes()))
+    }
+
+    /// Checks a [`Store::proof`].
+    pub fn check_proof(&self, label: &str, nonce: &str, proof: &str) -> bool {
+        self.proof(label, nonce).is_ok_and(|want| subtle_eq(want.as_bytes(), proof.as_bytes()))
+    }
+
+    /// A fresh random nonce.
+    pub fn nonce() -> Result<String, BridgeError> {
+        random_hex(16)
+    }
+}
+
 /// When a token expires (ms since the Unix epoch).
 #[derive(Debug, Clone, Copy)]
 pub struct Expiry(pub u64);
@@ -192,6 +210,17 @@ mod tests {
         assert!(store.verify(&forged, Kind::Refresh, "abc").is_err());
         let old = store.issue(Kind::Access, "abc", Duration::ZERO).expect("issue");
         assert_eq!(store.verify(&old, Kind::Access, "abc").expect_err("expired"), "the token has expired");
+    }
+
+    #[test]
+    fn proofs_need_the_same_secret_and_label() {
+        let (a, b) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+        let (mine, other) = (Store::open(a.path()).expect("store"), Store::open(b.path()).expect("store"));
+        let proof = mine.proof("client", "n1").expect("proof");
+        assert!(mine.check_proof("client", "n1", &proof));
+        assert!(!mine.check_proof("owner", "n1", &proof));
+        assert!(!mine.check_proof("client", "n2", &proof));
+        assert!(!other.check_proof("client", "n1", &proof));
     }
 
     #[test]

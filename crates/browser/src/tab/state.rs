@@ -1,0 +1,155 @@
+//! What lumo has seen happen in one tab (console, network, dialogs, file
+//! choosers, loading, frames, page tools), as plain data the decoders write
+//! and the tools read.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::webmcp::registry::TabTools;
+
+/// How many console messages and network requests a tab keeps.
+pub(crate) const CONSOLE_CAP: usize = 1000;
+pub(crate) const NETWORK_CAP: usize = 2000;
+
+#[derive(Debug, Clone)]
+pub(crate) struct ConsoleEntry {
+    pub(crate) level: String,
+    pub(crate) text: String,
+    pub(crate) location: String,
+    /// Written by the browser itself (CDP `Log` domain: failed loads, blocked
+    /// ports, CSP violations…), e.g. "network"; `None` for the page's own
+    /// console calls and uncaught errors.
+    pub(crate) browser_source: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Request {
+    pub(crate) id: String,
+    /// The short number tools show (`#12`); never repeats within a tab.
+    pub(crate) seq: u64,
+    pub(crate) url: String,
+    pub(crate) method: String,
+    pub(crate) resource_type: String,
+    pub(crate) status: Option<i64>,
+    pub(crate) mime: String,
+    pub(crate) request_headers: Value,
+    pub(crate) response_headers: Value,
+    pub(crate) post_data: Option<String>,
+    pub(crate) encoded_size: Option<f64>,
+    pub(crate) failure: Option<String>,
+    pub(crate) finished: bool,
+    /// When it was sent.
+    pub(crate) started: Option<Instant>,
+    /// The frame that sent it.
+    pub(crate) frame_id: String,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Dialog {
+    /// The session of the frame that opened it, when a cross-origin frame did.
+    pub(crate) frame_session: Option<String>,
+    pub(crate) kind: String,
+    pub(crate) message: String,
+    pub(crate) default_prompt: String,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct FileChooser {
+    pub(crate) backend_node_id: i64,
+    pub(crate) multiple: bool,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct TabState {
+    pub(crate) url: String,
+    /// The last document request the origin lists stopped in this tab, and why.
+    pub(crate) blocked: Option<String>,
+    pub(crate) title: String,
+    pub(crate) loading: bool,
+    /// Bumped on every main-frame navigation (new document).
+    pub(crate) navigations: u64,
+    /// Bumped on every main-frame navigation within the document (pushState,
+    /// history within one document, a fragment): no new document, no load.
+    pub(crate) within_document: u64,
+    /// Bumped whenever the main frame stops loading, whether or not a new
+    /// document came of it (a same-document change, a 204, a download).
+    pub(crate) stopped_loading: u64,
+    pub(crate) last_network_activity: Option<Instant>,
+    pub(crate) console: VecDeque<ConsoleEntry>,
+    pub(crate) requests: VecDeque<Request>,
+    /// The last request number given out.
+    pub(crate) request_seq: u64,
+    pub(crate) dialog: Option<Dialog>,
+    pub(crate) file_chooser: Option<FileChooser>,
+    /// The isolated world's execution context that has lumo's helper installed.
+    pub(crate) world: Option<i64>,
+    pub(crate) main_frame: String,
+    /// The data of an HTML5 drag that Chromium handed to lumo (`Input.dragIntercepted`).
+    pub(crate) drag: Option<Value>,
+    /// Out-of-process (cross-origin) frames, each with its own CDP session.
+    pub(crate) children: Vec<ChildFrame>,
+    /// The index the next child frame gets (refs `f<index>e<n>`); never reused.
+    pub(crate) next_child: u32,
+    /// WebMCP page tools registered in this tab's frames.
+    pub(crate) webmcp: TabTools,
+}
+
+/// Requests older than this do not keep a page from counting as quiet:
+/// long polls, streams, and requests whose end Chromium reports elsewhere.
+pub(super) const LONG_REQUEST: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Where a tab was before an action: what its answer compares against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Marks {
+    pub(crate) navigations: u64,
+    pub(crate) within_document: u64,
+    pub(crate) stopped_loading: u64,
+    pub(crate) request_seq: u64,
+}
+
+impl TabState {
+    /// The counters to compare against after an action.
+    pub(crate) fn marks(&self) -> Marks {
+        Marks {
+            navigations: self.navigations,
+            within_document: self.within_document,
+            stopped_loading: self.stopped_loading,
+            request_seq: self.request_seq,
+        }
+    }
+
+    /// Whether the main frame moved since `before`: a new document, or a new URL within it.
+    pub(crate) fn moved_since(&self, before: &Marks) -> bool {
+        self.navigations != before.navigations || self.within_document != before.within_document
+    }
+
+    /// How many requests are in flight (ignoring long-lived ones).
+    pub(crate) fn inflight(&self) -> usize {
+        // A cross-origin frame's document finishes in that frame's own session, which
+        // may attach too late to report it: subframe documents never hold a wait.
+        self.requests
+            .iter()
+            .filter(|r| !r.finished && r.started.is_some_and(|t| t.elapsed() < LONG_REQUEST))
+            .filter(|r| r.resource_type != "Document" || r.frame_id == self.main_frame)
+            .count()
+    }
+}
+
+/// A cross-origin frame running in its own process, attached with its own session.
+#[derive(Debug, Clone)]
+pub(crate) struct ChildFrame {
+    pub(crate) index: u32,
+    pub(crate) frame_id: String,
+    pub(crate) session_id: String,
+    pub(crate) world: Option<i64>,
+}
+
+/// Appends to a bounded log, dropping the oldest entry when full.
+pub(super) fn push_capped<T>(queue: &mut VecDeque<T>, item: T, cap: usize) {
+    if queue.len() >= cap {
+        queue.pop_front();
+    }
+    queue.push_back(item);
+}

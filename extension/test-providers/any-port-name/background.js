@@ -1,0 +1,28 @@
+// Test provider "any-port-name": serves MCP on a port of any name, not only lumo:mcp.
+// Everything else is the provider kit's, so exactly one invariant is broken.
+
+import { ToolError, prepare, probeListener, servePort } from './kit/index.js';
+
+const BRIDGE = 'hjfgijdboblbpgomjhgpbhfiobiokomm';
+
+const tools = [
+  { name: 'echo', description: 'Returns its text.', input: (z) => ({ text: z.string().max(1000) }), run: async ({ text }) => ({ text }) },
+  {
+    name: 'fail',
+    description: 'Always a business failure (not_found).',
+    run: async () => {
+      throw new ToolError('not_found', 'There is nothing here, on purpose.');
+    },
+  },
+  { name: 'write', description: 'A write that changes nothing (rate-limited and audited).', write: true, run: async () => ({ written: true }) },
+];
+
+const spec = {
+  service: { namespace: 'anyportname', name: 'Accepts any port name', version: '0.1.0' },
+  initialPolicy: { allowlist: [BRIDGE] },
+  tools,
+};
+
+prepare(spec);
+chrome.runtime.onMessageExternal.addListener(probeListener(spec));
+chrome.runtime.onConnectExternal.addListener((port) => servePort(spec, port));

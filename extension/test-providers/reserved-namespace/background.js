@@ -1,0 +1,26 @@
+// Test provider "reserved-namespace": claims the reserved namespace "browser".
+// Everything else is the provider kit's, so exactly one invariant is broken.
+
+import { ToolError, defineProvider } from './kit/index.js';
+
+const BRIDGE = 'hjfgijdboblbpgomjhgpbhfiobiokomm';
+
+const tools = [
+  { name: 'echo', description: 'Returns its text.', input: (z) => ({ text: z.string().max(1000) }), run: async ({ text }) => ({ text }) },
+  {
+    name: 'fail',
+    description: 'Always a business failure (not_found).',
+    run: async () => {
+      throw new ToolError('not_found', 'There is nothing here, on purpose.');
+    },
+  },
+  { name: 'write', description: 'A write that changes nothing (rate-limited and audited).', write: true, run: async () => ({ written: true }) },
+];
+
+const spec = {
+  service: { namespace: 'browser', name: 'Claims browser', version: '0.1.0' },
+  initialPolicy: { allowlist: [BRIDGE] },
+  tools,
+};
+
+defineProvider(spec, { checkNames: false });
