@@ -121,7 +121,7 @@ async def run_lumo(spec: ServerSpec, cases: list[str], srv: realpages.CspServer,
                     if res.is_error:
                         out[case] = {"error": text[:300]}
                         continue
-                    s = res.structuredContent or {}
+                    s = res.structured_content or {}
                     out[case] = {"text": text, "ms": ms, **{f: s.get(f) or None for f in FIELDS}}
         except Exception as exc:  # noqa: BLE001
             print(f"[extract] lumo session ended: {type(exc).__name__}: {exc}"[:300], file=sys.stderr, flush=True)
@@ -208,15 +208,27 @@ async def run(args: Any, specs: list[ServerSpec], cache: Path, out_dir: Path) ->
     if not cases:
         raise SystemExit("no test page matched")
     names = [c["case"] for c in cases]
-    print(f"[extract] readabilityrs: building and running on {len(names)} pages …", file=sys.stderr, flush=True)
-    rrs = run_readabilityrs(build_readabilityrs(cache), src, names)
     lumo_spec = next((s for s in specs if s.name == "lumo"), None)
     if lumo_spec is None:
         raise SystemExit("--extract needs lumo (build it, or set LUMO_BIN)")
-    print(f"[extract] lumo page_extract on {len(names)} pages …", file=sys.stderr, flush=True)
-    (cache / "work").mkdir(parents=True, exist_ok=True)
-    with realpages.CspServer(served) as srv, open(cache / "work" / "extract-lumo.stderr.log", "w") as errlog:
-        lumo = await run_lumo(lumo_spec, names, srv, errlog)
+    lumo_saved = cache / "real-pages" / "extract-lumo.json"
+    if getattr(args, "reuse", False) and lumo_saved.is_file():
+        # --reuse: lumo's answers from the last run (e.g. to redo only the comparison).
+        lumo = json.loads(lumo_saved.read_text())
+    else:
+        print(f"[extract] lumo page_extract on {len(names)} pages …", file=sys.stderr, flush=True)
+        (cache / "work").mkdir(parents=True, exist_ok=True)
+        with realpages.CspServer(served) as srv, open(cache / "work" / "extract-lumo.stderr.log", "w") as errlog:
+            lumo = await run_lumo(lumo_spec, names, srv, errlog)
+        lumo_saved.write_text(json.dumps(lumo))
+    # Deterministic for a pinned version: kept in bench/cache and reused while the pages asked for are there.
+    saved = cache / "real-pages" / f"readabilityrs-{realpages.READABILITYRS_VERSION}.json"
+    rrs = json.loads(saved.read_text()) if saved.is_file() else {}
+    missing = [n for n in names if n not in rrs]
+    if missing:
+        print(f"[extract] readabilityrs: building and running on {len(missing)} pages …", file=sys.stderr, flush=True)
+        rrs.update(run_readabilityrs(build_readabilityrs(cache), src, missing))
+        saved.write_text(json.dumps(rrs))
     rows = score(cases, lumo, rrs)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     report = markdown(rows, {"stamp": stamp})
@@ -224,6 +236,5 @@ async def run(args: Any, specs: list[ServerSpec], cache: Path, out_dir: Path) ->
     path = out_dir / f"extract-{stamp.replace(':', '').replace('-', '')}.md"
     path.write_text(report)
     (out_dir / "extract-latest.md").write_text(report)
-    (cache / "real-pages" / "extract-raw.json").write_text(json.dumps({"lumo": lumo, "readabilityrs": rrs}))
     print(f"[extract] report: {path}", file=sys.stderr)
     return report
