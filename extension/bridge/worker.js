@@ -8,6 +8,7 @@
 
 import * as state from './state.js';
 import * as relay from './relay.js';
+import * as providers from './providers.js';
 
 let socket = null;
 let heartbeat = null;
@@ -100,6 +101,10 @@ async function onMessage(ws, data) {
       break;
     }
     default:
+      if (typeof message.type === 'string' && message.type.startsWith('provider.')) {
+        providers.handle(message, send);
+        break;
+      }
       console.warn('lumo bridge: ignored a message of unknown type', message.type);
   }
 }
@@ -107,6 +112,7 @@ async function onMessage(ws, data) {
 async function onClose(ws, e) {
   if (socket !== ws) return;
   socket = null;
+  providers.closeAll();
   clearInterval(heartbeat);
   clearTimeout(pongTimer);
   clearTimeout(refreshTimer);

@@ -55,6 +55,8 @@ struct PolicyFile {
     audit: AuditSection,
     #[serde(default)]
     tools: ToolsSection,
+    #[serde(default)]
+    providers: crate::providers::ProvidersSection,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -123,6 +125,11 @@ impl GateArgs {
 
     fn disabled(&self, file: &PolicyFile) -> anyhow::Result<Vec<lumo_host::ToolGroup>> {
         groups(self.disable.as_ref().or(file.tools.disable.as_ref()).map_or(&[][..], Vec::as_slice))
+    }
+
+    /// The `[providers]` section of the policy file in force.
+    pub(crate) fn providers_section(&self) -> anyhow::Result<crate::providers::ProvidersSection> {
+        Ok(self.load()?.providers)
     }
 
     /// `gate` with its audit log opened, its rate window set and its tool groups on or off.

@@ -49,9 +49,10 @@ pub(crate) struct BridgeArgs {
 
 impl BridgeArgs {
     /// The bridge when `--bridge` was given (its relay exists; nothing listens until [`start`]).
-    pub(crate) fn bridge(&self) -> anyhow::Result<Option<Bridge>> {
+    pub(crate) fn bridge(&self, providers: lumo_host::providers::Link) -> anyhow::Result<Option<Bridge>> {
         let Some(addr) = self.bridge else { return Ok(None) };
         let mut options = BridgeOptions::new(addr, self.dir.dir()?);
+        options.providers = providers;
         options.token_ttl = Duration::from_secs(self.bridge_token_ttl.max(1));
         options.wait = Duration::from_secs(self.bridge_wait);
         Ok(Some(Bridge::new(options)?))

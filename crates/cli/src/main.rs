@@ -16,6 +16,8 @@ use lumo_host::{Catalog, Gate, HttpOptions, SessionLimits};
 
 mod audit;
 mod bridge;
+mod check;
+mod providers;
 mod redaction;
 
 #[derive(Parser)]
@@ -57,6 +59,19 @@ enum Command {
         gate: audit::GateArgs,
         #[command(flatten)]
         bridge: bridge::BridgeArgs,
+        #[command(flatten)]
+        providers: providers::ProviderArgs,
+    },
+    /// Provider extensions: each one's state (probed now), or `check` one against the contract.
+    Providers {
+        #[command(flatten)]
+        command: providers::ProvidersCommand,
+        #[command(flatten)]
+        providers: providers::ProviderArgs,
+        #[command(flatten)]
+        browser: BrowserArgs,
+        #[command(flatten)]
+        gate: audit::GateArgs,
     },
     /// Print a one-time code that pairs the bridge extension with this lumo.
     Pair {
@@ -154,6 +169,9 @@ struct BrowserArgs {
     /// Let lumo open and read local files (file: URLs); refused by default.
     #[arg(long)]
     allow_file_urls: bool,
+    /// An extra Chromium command-line flag for the browser lumo launches (repeatable).
+    #[arg(long = "browser-arg", value_name = "FLAG", allow_hyphen_values = true)]
+    browser_args: Vec<String>,
     /// Set by `serve --bridge`: the CDP connection over the bridge relay.
     #[arg(skip)]
     relay: Option<lumo_cdp::Connection>,
@@ -194,6 +212,7 @@ impl BrowserArgs {
                 executable: self.browser.clone(),
                 user_data_dir: self.user_data_dir.clone(),
                 headless: !self.headful,
+                extra_args: self.browser_args.clone(),
                 ..LaunchOptions::default()
             }),
         }
@@ -222,12 +241,15 @@ fn gated(
 }
 
 fn bare_gate(browser: &BrowserArgs, allow_consequential: bool) -> (Arc<Session>, Gate) {
-    let origins = OriginLists { allow: browser.browse_allow.clone(), block: browser.browse_block.clone() };
-    let policy = UrlPolicy { allow_file_urls: browser.allow_file_urls, origins };
-    let session =
-        Arc::new(Session::new(browser.source()).with_url_policy(policy).with_extractor_dirs(browser.extractor_dirs()));
+    let session = session_of(browser);
     let gate = Gate::new(Catalog::builtin(session.clone())).allow_consequential(allow_consequential);
     (session, gate.redact(redaction::redactor()))
+}
+
+fn session_of(browser: &BrowserArgs) -> Arc<Session> {
+    let origins = OriginLists { allow: browser.browse_allow.clone(), block: browser.browse_block.clone() };
+    let policy = UrlPolicy { allow_file_urls: browser.allow_file_urls, origins };
+    Arc::new(Session::new(browser.source()).with_url_policy(policy).with_extractor_dirs(browser.extractor_dirs()))
 }
 
 /// How long the page's tool set must stay unchanged before `lumo webmcp list`
@@ -493,15 +515,23 @@ async fn main() -> anyhow::Result<()> {
             mut browser,
             gate: gate_args,
             bridge,
+            providers,
         } => {
             // Kept alive while serving: the extension's endpoint.
-            let bridge = bridge.bridge()?;
+            let link = lumo_host::providers::Link::default();
+            let bridge = bridge.bridge(link.clone())?;
             browser.relay = bridge.as_ref().map(|b| b.relay().connection().clone());
             // Listen before anything starts, so a signal never finds the default (exit at once) in place.
             let mut stop = StopSignals::listen()?;
             // Profiles left by a lumo that was killed (its browser died with it).
             lumo_cdp::sweep_stale_profiles();
-            let (session, gate) = gated(&browser, allow_consequential, &gate_args)?;
+            let session = session_of(&browser);
+            let link = bridge.as_ref().map(|_| link);
+            let hub = providers.hub(&session, gate_args.providers_section()?, link)?;
+            let catalog = Catalog::builtin(session.clone()).with_providers(hub.clone());
+            let gate = Gate::new(catalog).allow_consequential(allow_consequential).redact(redaction::redactor());
+            let gate = Arc::new(gate_args.apply(gate)?);
+            hub.start();
             gate_args.watch(gate.clone());
             if let Some(bridge) = &bridge {
                 bridge::start(bridge, gate.audit().cloned()).await?;
@@ -532,6 +562,7 @@ async fn main() -> anyhow::Result<()> {
                 }
             };
             session.shutdown().await;
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(1), hub.shutdown()).await;
             // The audit log's last records are on disk before lumo leaves.
             audit::flush(&gate);
             if let Err(e) = served {
@@ -543,19 +574,28 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Audit(args) => audit::run(args),
         Command::Pair { dir } => bridge::pair(&dir),
+        Command::Providers { command, providers, browser, gate } => {
+            lumo_cdp::sweep_stale_profiles();
+            let session = session_of(command.browser(&browser));
+            let status = providers::run(command, &providers, gate.providers_section()?, session).await?;
+            std::process::exit(status);
+        }
         Command::Tools { json } => {
-            let (_, gate) = gate(&BrowserArgs {
+            let session = session_of(&BrowserArgs {
                 browser: None,
                 cdp_endpoint: None,
                 user_data_dir: None,
                 headful: false,
                 allow_file_urls: false,
                 relay: None,
+                browser_args: Vec::new(),
                 browse_allow: Vec::new(),
                 browse_block: Vec::new(),
                 extractors: Vec::new(),
             });
-            let specs = gate.specs();
+            // What `serve` lists before any provider answered: the built-ins and the ext_* tools.
+            let hub = lumo_host::providers::Providers::new(lumo_host::providers::Link::default(), None);
+            let specs = Gate::new(Catalog::builtin(session).with_providers(hub)).specs();
             if json {
                 let list: Vec<serde_json::Value> = specs
                     .iter()

@@ -17,6 +17,8 @@ use lumo_browser::{PageBindings, PageTool, Session, Tool, ToolSpec, Unresolved};
 use serde_json::Value;
 use tokio::sync::watch;
 
+use crate::providers::Providers;
+
 /// How often the watcher looks at the page tools.
 const WATCH_TICK: Duration = Duration::from_millis(100);
 /// How long a changed set must hold before it is announced (apps add, remove, re-add after load).
@@ -30,6 +32,8 @@ pub struct Catalog {
     /// Bumped whenever the listed set changes.
     changes: Arc<watch::Sender<u64>>,
     watching: AtomicBool,
+    /// Provider extensions (`<namespace>_<tool>` tools), when lumo has any.
+    providers: Option<Arc<Providers>>,
 }
 
 /// A call routed to its tool.
@@ -38,6 +42,8 @@ pub(crate) struct Resolved {
     pub(crate) args: Value,
     /// The page tool it runs, if it is one.
     pub(crate) page: Option<PageTool>,
+    /// The provider extension it runs in, if it is a provider tool.
+    pub(crate) provider: Option<String>,
 }
 
 impl Catalog {
@@ -45,7 +51,30 @@ impl Catalog {
     pub fn builtin(session: Arc<Session>) -> Self {
         let builtin = lumo_browser::builtin_tools();
         let index = builtin.iter().enumerate().map(|(i, t)| (t.spec.name.clone(), i)).collect();
-        Self { session, builtin, index, changes: Arc::new(watch::channel(0).0), watching: AtomicBool::new(false) }
+        Self {
+            session,
+            builtin,
+            index,
+            changes: Arc::new(watch::channel(0).0),
+            watching: AtomicBool::new(false),
+            providers: None,
+        }
+    }
+
+    /// Adds the provider extensions' tools and lumo's `ext_*` tools about them.
+    pub fn with_providers(mut self, providers: Arc<Providers>) -> Self {
+        providers.set_changes(self.changes.clone());
+        for tool in crate::providers::ext_tools(&providers) {
+            self.index.insert(tool.spec.name.clone(), self.builtin.len());
+            self.builtin.push(tool);
+        }
+        self.providers = Some(providers);
+        self
+    }
+
+    /// The provider extensions, when lumo has any.
+    pub fn providers(&self) -> Option<&Arc<Providers>> {
+        self.providers.as_ref()
     }
 
     /// Every tool's spec, in listing order: built-ins, then page tools by name.
@@ -75,7 +104,24 @@ impl Catalog {
             page.iter().filter(|t| t.exposed.is_ok()).map(|t| lumo_browser::page_tool(t).spec).collect();
         page.sort_by(|a, b| a.name.cmp(&b.name));
         specs.extend(page);
+        if let Some(providers) = &self.providers {
+            let mut tools: Vec<ToolSpec> = providers
+                .exposed()
+                .into_iter()
+                .filter(|(_, e)| !self.index.contains_key(&e.qualified))
+                .map(|(p, e)| crate::providers::provider_tool(p, &e).spec)
+                .collect();
+            tools.sort_by(|a, b| a.name.cmp(&b.name));
+            specs.extend(tools);
+        }
         specs
+    }
+
+    /// A provider tool by its exposed name.
+    fn provider(&self, name: &str) -> Option<(Tool<Arc<Session>>, String)> {
+        let (provider, exposed) = self.providers.as_ref()?.lookup(name)?;
+        let id = provider.id.as_str().to_string();
+        Some((crate::providers::provider_tool(provider, &exposed), id))
     }
 
     /// A tool's spec by name, as `bindings`' session was shown it; binds nothing.
@@ -83,6 +129,9 @@ impl Catalog {
     pub fn spec(&self, name: &str, bindings: &PageBindings) -> Option<ToolSpec> {
         if let Some(spec) = self.builtin_spec(name) {
             return Some(spec.clone());
+        }
+        if let Some((tool, _)) = self.provider(name) {
+            return Some(tool.spec);
         }
         bindings.get(name).map(|t| lumo_browser::page_tool(&t).spec)
     }
@@ -104,7 +153,12 @@ impl Catalog {
         bindings: &Arc<PageBindings>,
     ) -> Option<Resolved> {
         if name == "webmcp_list" {
-            return Some(Resolved { tool: lumo_browser::webmcp_list_bound(bindings.clone()), args, page: None });
+            return Some(Resolved {
+                tool: lumo_browser::webmcp_list_bound(bindings.clone()),
+                args,
+                page: None,
+                provider: None,
+            });
         }
         if name == "webmcp_call" {
             let target = args["name"].as_str().map(str::to_string);
@@ -118,11 +172,15 @@ impl Catalog {
                     ),
                     args,
                     page: None,
+                    provider: None,
                 }));
             }
         }
         if let Some(&i) = self.index.get(name) {
-            return Some(Resolved { tool: self.builtin[i].clone(), args, page: None });
+            return Some(Resolved { tool: self.builtin[i].clone(), args, page: None, provider: None });
+        }
+        if let Some((tool, id)) = self.provider(name) {
+            return Some(Resolved { tool, args, page: None, provider: Some(id) });
         }
         if name.starts_with("webmcp_") { self.page_tool(browser, name, args, bindings).ok() } else { None }
     }
@@ -141,10 +199,13 @@ impl Catalog {
         bindings: &PageBindings,
     ) -> Result<Resolved, Value> {
         match browser.resolve_page_tool(name, bindings) {
-            Ok(page) => Ok(Resolved { tool: lumo_browser::page_tool(&page), args, page: Some(page) }),
-            Err(Unresolved::Failed(failure)) => {
-                Ok(Resolved { tool: lumo_browser::unavailable_page_tool(name, failure), args, page: None })
-            }
+            Ok(page) => Ok(Resolved { tool: lumo_browser::page_tool(&page), args, page: Some(page), provider: None }),
+            Err(Unresolved::Failed(failure)) => Ok(Resolved {
+                tool: lumo_browser::unavailable_page_tool(name, failure),
+                args,
+                page: None,
+                provider: None,
+            }),
             Err(Unresolved::NotListed) => Err(args),
         }
     }

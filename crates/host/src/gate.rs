@@ -400,6 +400,10 @@ impl Gate {
             .ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
         let (tool, args) = (resolved.tool, resolved.args);
         trail.resolved(&tool.spec, resolved.page.as_ref(), name);
+        if let Some(extension) = &resolved.provider {
+            trail.source = "provider";
+            trail.target = Some(crate::providers::audit_target(extension, &args));
+        }
         if let Some(group) = self.disabled_group(&tool.spec.name).or_else(|| self.disabled_group(name)) {
             return Ok(failed(ToolFailure::new(
                 ErrorCode::Forbidden,
@@ -409,7 +413,16 @@ impl Gate {
         if let Err(failure) = self.validate(&tool.spec, &args) {
             return Ok(failed(failure));
         }
-        if let Some(page) = resolved.page.as_ref().filter(|p| p.consequential) {
+        // Consequential: a page tool marked so, or a provider tool marked destructive.
+        let consequential = match (&resolved.page, &resolved.provider) {
+            (Some(page), _) if page.consequential => Some((page.name.clone(), page.origin.clone(), "page tool")),
+            (None, Some(extension)) if tool.spec.hints.destructive => {
+                Some((tool.spec.name.clone(), format!("provider extension {extension}"), "provider tool"))
+            }
+            _ => None,
+        };
+        if let Some((page_name, page_origin, kind)) = consequential {
+            let page = Named { name: page_name, origin: page_origin };
             let question = ConfirmRequest {
                 tool: tool.spec.name.clone(),
                 page_tool: page.name.clone(),
@@ -423,7 +436,7 @@ impl Gate {
                     return Ok(failed(ToolFailure::new(
                         ErrorCode::Forbidden,
                         format!(
-                            "{} is a consequential page tool (from {}) and lumo's policy denies them (confirm = deny; change it with --confirm or in lumo.toml)",
+                            "{} is a consequential {kind} (from {}) and lumo's policy denies them (confirm = deny; change it with --confirm or in lumo.toml)",
                             page.name, page.origin
                         ),
                     )));
@@ -436,7 +449,7 @@ impl Gate {
                 Confirmation::Unsupported if self.allow_consequential => None,
                 Confirmation::Declined => Some(ToolFailure::new(
                     ErrorCode::Forbidden,
-                    format!("the user declined to run {} (consequential page tool from {})", page.name, page.origin),
+                    format!("the user declined to run {} (consequential {kind} from {})", page.name, page.origin),
                 )),
                 Confirmation::Cancelled => Some(ToolFailure::new(
                     ErrorCode::Cancelled,
@@ -445,7 +458,7 @@ impl Gate {
                 Confirmation::Unsupported => Some(ToolFailure::new(
                     ErrorCode::Forbidden,
                     format!(
-                        "{} is a consequential page tool (from {}) and this client cannot ask the user to confirm it (no MCP elicitation). Start lumo with --allow-consequential (or --confirm allow) to let such tools run.",
+                        "{} is a consequential {kind} (from {}) and this client cannot ask the user to confirm it (no MCP elicitation). Start lumo with --allow-consequential (or --confirm allow) to let such tools run.",
                         page.name, page.origin
                     ),
                 )),
@@ -537,6 +550,12 @@ impl Gate {
             ))
         }
     }
+}
+
+/// The tool a confirmation is about: its own name and where it comes from.
+struct Named {
+    name: String,
+    origin: String,
 }
 
 /// What the audit record needs to know from inside a call.

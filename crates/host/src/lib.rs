@@ -29,6 +29,7 @@ mod front;
 mod gate;
 mod http;
 mod policy;
+pub mod providers;
 mod sessions;
 mod stdio;
 

@@ -203,6 +203,12 @@ impl Session {
         lock(&self.running).upgrade().filter(|l| !l.cdp.is_closed())
     }
 
+    /// The browser-level CDP connection, starting the browser if needed (lumo
+    /// loads extensions into the browser it launched over it).
+    pub async fn browser_connection(&self) -> Result<lumo_cdp::Connection, ToolFailure> {
+        Ok(self.browser_live().await?.cdp.clone())
+    }
+
     /// The browser's process id, when lumo started it.
     pub async fn browser_pid(&self) -> Option<u32> {
         self.live.lock().await.as_ref().and_then(|l| l.browser()).and_then(Browser::pid)

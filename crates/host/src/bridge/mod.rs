@@ -103,6 +103,8 @@ pub struct BridgeOptions {
     pub silence_limit: Duration,
     /// How long a call waits for an absent extension before it fails.
     pub wait: Duration,
+    /// Where `provider.*` messages go (the provider contract, see `crate::providers`).
+    pub providers: crate::providers::Link,
 }
 
 impl BridgeOptions {
@@ -115,6 +117,7 @@ impl BridgeOptions {
             token_ttl: Duration::from_secs(3600),
             silence_limit: Duration::from_secs(20),
             wait: Duration::from_secs(20),
+            providers: crate::providers::Link::default(),
         }
     }
 }

@@ -227,7 +227,8 @@ async fn handle(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
         return;
     }
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
-    let number = shared.relay.attach(out_tx);
+    let number = shared.relay.attach(out_tx.clone());
+    shared.options.providers.attach(number, out_tx);
     // The attached lumos send their unanswered commands to this socket now.
     shared.clients.broadcast(hub::READY);
     tracing::info!(%peer, "bridge: extension connected");
@@ -267,6 +268,7 @@ async fn handle(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
                         let _ = tx.send(Message::text(json!({"type": "pong", "n": message["n"]}).to_string())).await;
                     }
                     Some("pong") => {}
+                    Some(kind) if kind.starts_with("provider.") => shared.options.providers.bridge_sent(&message),
                     Some("refresh") => match authenticate(&shared, &message) {
                         Ok((Some(token), new_expiry)) => {
                             expiry = new_expiry;
@@ -286,6 +288,7 @@ async fn handle(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
     if shared.relay.detach(number) {
         shared.clients.broadcast(hub::AWAY);
     }
+    shared.options.providers.detach(number);
     tracing::info!(%peer, "bridge: extension disconnected");
 }
 
