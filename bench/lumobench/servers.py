@@ -7,7 +7,8 @@ Every tool answer goes through ``Adapter.call``, which times it and counts
 the bytes a model would receive.
 
 lumo's tool names and arguments are still moving: they live in the LUMO
-table below and nowhere else.
+table below, which is checked against lumo's golden tool list
+(``tests/golden/tools.json``, the one list every test suite reads) before a run.
 """
 
 from __future__ import annotations
@@ -67,6 +68,17 @@ LUMO: dict[str, Any] = {
     "section_find": {"role": "region"},
 }
 # =========================================================================== end lumo
+
+# lumo's tool list as its tests pin it; bless with the command below when tools change.
+GOLDEN_TOOLS = Path(__file__).resolve().parents[2] / "tests" / "golden" / "tools.json"
+GOLDEN_BLESS = "LUMO_BLESS=1 cargo test -p lumo-cli --test golden"
+
+
+def lumo_table_problems(golden: Path = GOLDEN_TOOLS) -> list[str]:
+    """Tools the LUMO table calls that the golden tool list does not hold (empty when all are there)."""
+    listed = {t["name"] for t in json.loads(golden.read_text(encoding="utf-8"))["tools"]}
+    used = sorted({v[0] for v in LUMO.values() if isinstance(v, tuple)})
+    return [name for name in used if name not in listed]
 
 
 @dataclass
@@ -451,6 +463,10 @@ def lumo_spec(repo: Path, workdir: Path) -> ServerSpec:
     workdir.mkdir(parents=True, exist_ok=True)
     binary = os.path.abspath(os.environ.get("LUMO_BIN") or str(repo / "target" / "release" / "lumo"))
     args = os.environ["LUMO_ARGS"].split() if os.environ.get("LUMO_ARGS") else list(LUMO["args"])
+    missing = lumo_table_problems()
+    if missing:
+        raise RuntimeError(f"the LUMO table in {__file__} calls tools that {GOLDEN_TOOLS} does not list: "
+                           f"{missing}; fix the table, or bless the golden file ({GOLDEN_BLESS})")
     spec = ServerSpec(name="lumo", command=binary, args=args, adapter=LumoAdapter, env=dict(LUMO["env"]),
                       cwd=workdir)
     if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):

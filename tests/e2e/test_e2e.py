@@ -14,32 +14,8 @@ import pytest
 from mcp import MCPError
 
 from fixture_server import FixtureServer
+from golden import diff_against_golden
 from lumo_client import lumo_session, ok, ref_in, text_of
-
-EXPECTED_TOOLS = {
-    "browser_navigate",
-    "browser_tabs",
-    "browser_resize",
-    "page_snapshot",
-    "page_find",
-    "page_click",
-    "page_hover",
-    "page_drag",
-    "page_type",
-    "page_fill_form",
-    "page_select",
-    "page_check",
-    "page_press_key",
-    "page_scroll",
-    "page_wait",
-    "page_screenshot",
-    "page_dialog",
-    "file_upload",
-    "devtools_console",
-    "devtools_evaluate",
-    "network_requests",
-    "network_request",
-}
 
 
 async def _tools_and_errors() -> None:
@@ -49,8 +25,9 @@ async def _tools_and_errors() -> None:
         names = [t.name for t in listed.tools]
         assert names == [t.name for t in again.tools], "tools/list is not deterministic"
         assert len(set(names)) == len(names), f"duplicate names in {names}"
-        missing = EXPECTED_TOOLS - set(names)
-        assert not missing, f"tools missing from tools/list: {sorted(missing)}"
+        live = [{"name": t.name, "description": t.description, "inputSchema": t.input_schema} for t in listed.tools]
+        difference = diff_against_golden(live)
+        assert not difference, f"tools/list differs from the golden file:\n{difference}"
         for tool in listed.tools:
             assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", tool.name), tool.name
             assert tool.description, f"{tool.name} has no description"

@@ -14,6 +14,19 @@ export const repo = resolve(here, '../..');
 /** The lumo binary: $LUMO_BIN, else the debug build. */
 export const lumoBin = process.env.LUMO_BIN ?? join(repo, 'target/debug/lumo');
 
+/** The command that rewrites tests/golden/tools.json from what lumo lists now. */
+export const BLESS = 'LUMO_BLESS=1 cargo test -p lumo-cli --test golden';
+
+/** The golden tool list (tests/golden/tools.json, the exact tools/list of a fresh lumo serve), in order. */
+export function goldenTools() {
+  return JSON.parse(readFileSync(join(repo, 'tests/golden/tools.json'), 'utf8')).tools;
+}
+
+/** Name, description and inputSchema of each tool: what the golden comparisons look at. */
+export function toolShapes(tools) {
+  return tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+}
+
 /** Environment for lumo children: Debian's Chromium unless LUMO_BROWSER says otherwise. */
 export function lumoEnv(extra = {}) {
   const env = { ...process.env, ...extra };

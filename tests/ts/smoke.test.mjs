@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { browserProcesses, fixtureServer, lumoBin, lumoEnv, lumoHttp, running, textOf, waitGone } from './lib.mjs';
+import { BLESS, browserProcesses, fixtureServer, goldenTools, lumoBin, lumoEnv, lumoHttp, running, textOf, toolShapes, waitGone } from './lib.mjs';
 
 /** Browser processes seen by the tests, killed at the end whatever happened (a failed test must not leak them). */
 const seen = [];
@@ -16,8 +16,7 @@ process.on('exit', () => { for (const pid of seen.filter(running)) { try { proce
 /** list → navigate → cancel a slow call; returns the browser processes seen. */
 async function exercise(client, lumoPid, fixtures) {
   const { tools } = await client.listTools();
-  const names = tools.map(t => t.name);
-  for (const name of ['browser_navigate', 'page_snapshot', 'page_wait']) assert.ok(names.includes(name), `${name} in ${names}`);
+  assert.deepEqual(toolShapes(tools), toolShapes(goldenTools()), `tools/list differs from tests/golden/tools.json; if intended, bless: ${BLESS}`);
 
   const url = fixtures.url('navigate.html');
   const opened = await client.callTool({ name: 'browser_navigate', arguments: { url } });

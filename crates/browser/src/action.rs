@@ -5,9 +5,10 @@
 use std::future::Future;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::page::{lumo_call, wait_until};
+use crate::helper;
+use crate::page::wait_until;
 use crate::session::Live;
 use crate::tab::{Marks, Tab};
 use crate::tool::{ToolOutput, ToolResult};
@@ -45,7 +46,7 @@ where
         let s = tab.state();
         (s.marks(), s.url.clone(), s.title.clone())
     };
-    let watching = lumo_call(live, tab, "watch", Value::Null).await.is_ok();
+    let watching = helper::watch(live, tab).await.is_ok();
     let said = action.await?;
     settle(tab, before, reach).await;
     Ok(describe_outcome(live, tab, said, before, &url, &title, watching).await)
@@ -147,14 +148,11 @@ pub(crate) async fn describe_outcome(
     if watching
         && !dialog
         && !navigated
-        && let Ok(changes) = lumo_call(live, tab, "collectChanges", json!(CHANGE_LINES)).await
+        && let Ok(lines) = helper::changes(live, tab, CHANGE_LINES).await
+        && !lines.is_empty()
     {
-        let lines: Vec<String> =
-            changes.as_array().into_iter().flatten().filter_map(|l| l.as_str().map(str::to_string)).collect();
-        if !lines.is_empty() {
-            page_lines.push("changes:".to_string());
-            page_lines.extend(lines);
-        }
+        page_lines.push("changes:".to_string());
+        page_lines.extend(lines);
     }
     output.text = text;
     if !page_lines.is_empty() {

@@ -10,7 +10,8 @@
 //!   Each family lives in one file under `tools/` (`page_click` is in
 //!   `tools/input.rs`).
 //! - Page reading and acting go through a helper script that runs in an
-//!   isolated world, so the page cannot see or tamper with it. Refs (`e12`)
+//!   isolated world, so the page cannot see or tamper with it (`src/js/`,
+//!   called only through the typed functions of `helper`). Refs (`e12`)
 //!   name elements; one counter numbers them for every tab, so a ref never
 //!   repeats: a ref from an old page fails as `stale_ref` and one from another
 //!   tab is refused, instead of hitting another element.
@@ -27,6 +28,7 @@
 
 mod action;
 pub mod extractors;
+mod helper;
 pub mod origin;
 mod page;
 mod refs;

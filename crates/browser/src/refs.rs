@@ -6,9 +6,10 @@
 //! book says whether it belongs to the tab the call acts on: a ref of another
 //! tab is refused (it once clicked the selected tab's element that happened to
 //! share its number, issue 8 item 6), a ref never given out is told apart from
-//! one whose element is gone. The in-page helper (`js/page.js`) numbers the
-//! refs it makes from the counter lumo hands it, under [`RefBook::issuing`], and
-//! reports where it stopped.
+//! one whose element is gone. The book owns the counter: every helper call
+//! (`helper/world.rs`) hands the page the next number under
+//! [`RefBook::issuing`], and the page (`js/refs.js`) answers with the run of
+//! numbers it used, which is booked here.
 
 use std::sync::{Mutex, MutexGuard};
 

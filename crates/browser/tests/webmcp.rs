@@ -3,55 +3,14 @@
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use lumo_browser::{BrowserSource, Session, ToolOutput, ToolResult, builtin_tools, page_tool};
 use lumo_cdp::LaunchOptions;
 use lumo_protocol::ErrorCode;
+use lumo_testkit::FixtureServer;
 use serde_json::{Value, json};
-
-/// Serves `fixtures/webmcp/` on 127.0.0.1:0; returns the base URL.
-fn serve() -> String {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/webmcp");
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let root = root.clone();
-            std::thread::spawn(move || {
-                let mut line = String::new();
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                if reader.read_line(&mut line).is_err() {
-                    return;
-                }
-                loop {
-                    let mut header = String::new();
-                    if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
-                        break;
-                    }
-                }
-                let path = line.split_whitespace().nth(1).unwrap_or("/").split(['?', '#']).next().unwrap_or("/");
-                let file = root.join(path.trim_start_matches('/'));
-                let (status, body) = match std::fs::read(&file) {
-                    Ok(body) if !path.contains("..") => ("200 OK", body),
-                    _ => ("404 Not Found", b"not found".to_vec()),
-                };
-                let head = format!(
-                    "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
-                );
-                let _ = stream.write_all(head.as_bytes());
-                let _ = stream.write_all(&body);
-            });
-        }
-    });
-    format!("http://127.0.0.1:{port}")
-}
 
 fn session_with(extra_args: Vec<String>) -> Arc<Session> {
     Arc::new(Session::new(BrowserSource::Launch(LaunchOptions { extra_args, ..LaunchOptions::default() })))
@@ -126,7 +85,8 @@ fn page_json(out: &ToolOutput) -> Value {
 
 #[tokio::test]
 async fn discovery_follows_registration_and_page_state() {
-    let base = serve();
+    let server = FixtureServer::builder().folder("webmcp").start().await;
+    let base = server.base();
     let session = session_with(vec![]);
     open(&session, &format!("{base}/basic.html"), 9).await;
     let tools = session.page_tools();
@@ -161,7 +121,8 @@ async fn discovery_follows_registration_and_page_state() {
 
 #[tokio::test]
 async fn invocation_results_errors_and_big_outputs() {
-    let base = serve();
+    let server = FixtureServer::builder().folder("webmcp").start().await;
+    let base = server.base();
     let session = session_with(vec![]);
     open(&session, &format!("{base}/basic.html"), 9).await;
 
@@ -191,7 +152,8 @@ async fn invocation_results_errors_and_big_outputs() {
 
 #[tokio::test]
 async fn a_dropped_call_cancels_the_invocation() {
-    let base = serve();
+    let server = FixtureServer::builder().folder("webmcp").start().await;
+    let base = server.base();
     let session = session_with(vec![]);
     open(&session, &format!("{base}/basic.html"), 9).await;
     let slow = call(&session, "webmcp_slow", json!({"ms": 30000}));
@@ -211,7 +173,8 @@ async fn a_dropped_call_cancels_the_invocation() {
 
 #[tokio::test]
 async fn navigation_and_stale_context() {
-    let base = serve();
+    let server = FixtureServer::builder().folder("webmcp").start().await;
+    let base = server.base();
     let session = session_with(vec![]);
     open(&session, &format!("{base}/basic.html"), 9).await;
     // The agent is shown the tools (tools/list or webmcp_list).
@@ -253,7 +216,8 @@ async fn navigation_and_stale_context() {
 
 #[tokio::test]
 async fn declarative_form_tool() {
-    let base = serve();
+    let server = FixtureServer::builder().folder("webmcp").start().await;
+    let base = server.base();
     let session = session_with(vec![]);
     open(&session, &format!("{base}/basic.html"), 9).await;
     let out = call(&session, "webmcp_subscribe", json!({"email": "a@example.com"})).await.unwrap();
@@ -268,7 +232,8 @@ async fn declarative_form_tool() {
 
 #[tokio::test]
 async fn iframes_and_duplicate_names() {
-    let base = serve();
+    let server = FixtureServer::builder().folder("webmcp").start().await;
+    let base = server.base();
     let session = session_with(vec![]);
     open(&session, &format!("{base}/frames.html"), 8).await;
     let tools = session.page_tools();
@@ -291,7 +256,8 @@ async fn iframes_and_duplicate_names() {
 
 #[tokio::test]
 async fn without_the_feature_there_is_no_model_context() {
-    let base = serve();
+    let server = FixtureServer::builder().folder("webmcp").start().await;
+    let base = server.base();
     let session = session_with(vec!["--disable-features=WebMCP".into()]);
     builtin(&session, "browser_navigate", json!({"url": format!("{base}/basic.html")})).await.unwrap();
     assert!(!session.webmcp_available().await.unwrap(), "--disable-features=WebMCP turns it off");
@@ -306,7 +272,8 @@ async fn without_the_feature_there_is_no_model_context() {
 
 #[tokio::test]
 async fn tools_of_a_cross_origin_frame_are_listed_and_run_in_its_own_process() {
-    let base = serve();
+    let server = FixtureServer::builder().folder("webmcp").start().await;
+    let base = server.base();
     let session = session_with(vec![]);
     open(&session, &format!("{base}/cross.html"), 2).await;
     let port = base.rsplit(':').next().unwrap();

@@ -427,6 +427,11 @@ async fn two_clients_at_once_lose_no_call_through_twenty_worker_stops() {
     rig.wait_connected().await;
     first.ok("browser_tabs", json!({"action": "new", "url": pages.url("login.html")})).await;
     second.ok("browser_tabs", json!({"action": "new", "url": pages.url("form.html")})).await;
+    // One at a time: the owner's calls, then the attached lumo's (one loopback hop more).
+    let (owner, owner_failed) = snapshots(&first, 50).await;
+    let (attached, attached_failed) = snapshots(&second, 50).await;
+    assert!(owner_failed.is_empty() && attached_failed.is_empty(), "{owner_failed:?} {attached_failed:?}");
+    eprintln!("page_snapshot alone: {owner:?} per call by the owner, {attached:?} by the attached lumo");
     let (quiet_a, quiet_b) = tokio::join!(snapshots(&first, 50), snapshots(&second, 50));
     assert!(quiet_a.1.is_empty() && quiet_b.1.is_empty(), "{:?} {:?}", quiet_a.1, quiet_b.1);
     let stops = async {
@@ -515,4 +520,56 @@ async fn two_clients_through_worker_stops_run_each_write_once() {
     }
     first.stop().await;
     second.stop().await;
+}
+
+#[tokio::test]
+async fn a_lumo_without_origin_lists_does_not_let_through_what_another_lumo_blocks() {
+    let pages = FixtureServer::start().await;
+    let rig = Rig::start().await;
+    let blocked = pages.url("login.html").replace("127.0.0.1", "localhost");
+    let origin = blocked.trim_end_matches("/login.html").to_string();
+    // The lumo without lists owns the bridge: it would hear of a paused request first.
+    let open = rig.lumo(&[]).await;
+    let strict = rig.lumo(&["--browse-block", &origin]).await;
+    rig.pair().await;
+    rig.wait_connected().await;
+    strict.ok("browser_tabs", json!({"action": "new", "url": pages.url("form.html")})).await;
+    // The other lumo has its own tab, so it is attached to the strict one's too.
+    open.ok("browser_tabs", json!({"action": "new", "url": pages.url("form.html")})).await;
+    for _ in 0..3 {
+        // Its answer may already say the tab shows a blocked origin; what the browser shows decides.
+        strict.call("devtools_evaluate", json!({"expression": format!("location.href = {blocked:?}; 1")})).await;
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        let targets = rig.cdp().call("Target.getTargets", json!({}), None).await.expect("getTargets");
+        let loaded =
+            targets["targetInfos"].as_array().into_iter().flatten().any(|t| t["title"] == "Login — lumo fixture");
+        assert!(!loaded, "a page of a blocked origin loaded: {targets}");
+        strict.ok("browser_navigate", json!({"url": pages.url("form.html")})).await;
+    }
+    strict.stop().await;
+    open.stop().await;
+}
+
+#[tokio::test]
+async fn an_attached_lumo_stops_waiting_for_an_owner_that_hangs() {
+    let rig = Rig::start().await;
+    let owner = rig.lumo(&[]).await;
+    let attached = rig.lumo(&["--bridge-wait", "2"]).await;
+    rig.pair().await;
+    rig.wait_connected().await;
+    attached.ok("browser_tabs", json!({"action": "list"})).await;
+    let signal = |name: &str| {
+        let status = std::process::Command::new("kill").args([name, &owner.pid.to_string()]).status().expect("kill");
+        assert!(status.success(), "kill {name}");
+    };
+    signal("-STOP");
+    let started = Instant::now();
+    let answer = attached.call("browser_tabs", json!({"action": "list"})).await;
+    let took = started.elapsed();
+    signal("-CONT");
+    assert!(answer.is_error() && answer.text().contains("[unavailable]"), "{}", answer.text());
+    // Silent for 8 s (pinged every 3 s), then the 2 s --bridge-wait.
+    assert!(took < Duration::from_secs(16), "the call waited {took:?} for a hung owner");
+    owner.stop().await;
+    attached.stop().await;
 }

@@ -10,13 +10,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::{Answer, Lumo, fixtures_dir, ref_in};
+use common::{Answer, FixtureServer, Lumo, ref_in};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 
 /// A same-document navigation answered within this is not the 15 s stall of old.
 const PROMPT: Duration = Duration::from_secs(2);
@@ -26,117 +24,6 @@ const PASSWD: &str = "root:x:0:0";
 /// `lumo serve` with extra arguments, driven by the rmcp client.
 async fn lumo_with(args: &[&str]) -> Lumo {
     Lumo::start_with(args, &[]).await
-}
-
-/// A server for `fixtures/` plus the routes these tests need: `/redirect?to=URL`
-/// (a 302 to any URL, `file:` included) and `/set-cookie` (a response that sets
-/// a session cookie). `?delay=MS` delays any answer.
-struct Server {
-    port: u16,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Server {
-    async fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind the test server");
-        let port = listener.local_addr().expect("the server's address").port();
-        let task = tokio::spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else { continue };
-                tokio::spawn(async move {
-                    let _ = answer(stream, &fixtures_dir()).await;
-                });
-            }
-        });
-        Self { port, task }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}/{path}", self.port)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-fn query_value<'a>(query: &'a str, key: &str) -> Option<&'a str> {
-    query.split('&').filter_map(|kv| kv.split_once('=')).find(|(k, _)| *k == key).map(|(_, v)| v)
-}
-
-async fn answer(mut stream: TcpStream, root: &Path) -> std::io::Result<()> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let header_end = loop {
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok(());
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break end + 4;
-        }
-        if buf.len() > 64 * 1024 {
-            return Ok(());
-        }
-    };
-    let head = String::from_utf8_lossy(&buf[..header_end]).to_string();
-    let length = head
-        .lines()
-        .filter_map(|l| l.split_once(':'))
-        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.trim().parse::<usize>().ok())
-        .unwrap_or(0);
-    let mut have = buf.len() - header_end;
-    while have < length {
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            break;
-        }
-        have += n;
-    }
-    let target = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-    let (path, query) = target.split_once('?').unwrap_or((target.as_str(), ""));
-    if let Some(ms) = query_value(query, "delay").and_then(|v| v.parse::<u64>().ok()) {
-        tokio::time::sleep(Duration::from_millis(ms.min(10_000))).await;
-    }
-    let (status, extra, kind, body): (&str, String, &str, Vec<u8>) = match path {
-        "/redirect" => {
-            let to = query_value(query, "to").unwrap_or("about:blank").replace("%3A", ":").replace("%2F", "/");
-            ("302 Found", format!("Location: {to}\r\n"), "text/plain", b"moved".to_vec())
-        }
-        "/set-cookie" => (
-            "200 OK",
-            "Set-Cookie: session=COOKIE-SECRET-31337; Path=/; HttpOnly\r\n".to_string(),
-            "application/json",
-            b"{\"ok\":true}".to_vec(),
-        ),
-        _ => {
-            let name = path.trim_start_matches('/');
-            let file =
-                (!name.split('/').any(|p| p == ".." || p.is_empty())).then(|| root.join(name)).filter(|p| p.is_file());
-            match file {
-                Some(file) => {
-                    let kind = match file.extension().and_then(|e| e.to_str()) {
-                        Some("html") => "text/html; charset=utf-8",
-                        Some("json") => "application/json",
-                        _ => "application/octet-stream",
-                    };
-                    ("200 OK", String::new(), kind, tokio::fs::read(&file).await?)
-                }
-                None => ("404 Not Found", String::new(), "text/plain", b"not found".to_vec()),
-            }
-        }
-    };
-    let header = format!(
-        "HTTP/1.1 {status}\r\n{extra}Content-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(header.as_bytes()).await?;
-    stream.write_all(&body).await?;
-    stream.shutdown().await
 }
 
 /// The answer's text with every untrusted fence (and what is inside) taken out:
@@ -233,7 +120,7 @@ async fn file_and_internal_urls_are_forbidden_by_default_with_a_clear_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pages_cannot_reach_files_or_internals_by_redirect_script_link_or_popup() {
-    let server = Server::start().await;
+    let server = FixtureServer::start().await;
     let lumo = lumo_with(&[]).await;
     let escape = server.url("escape.html");
 
@@ -381,7 +268,7 @@ fn url_line(answer: &Answer) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn same_document_navigation_answers_promptly_with_the_new_url() {
-    let server = Server::start().await;
+    let server = FixtureServer::start().await;
     let lumo = lumo_with(&[]).await;
     let page = server.url("history.html");
     lumo.open(&page).await;
@@ -411,7 +298,7 @@ async fn same_document_navigation_answers_promptly_with_the_new_url() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_click_that_fetches_then_navigates_reports_the_navigation() {
-    let server = Server::start().await;
+    let server = FixtureServer::start().await;
     let lumo = lumo_with(&[]).await;
     let page = server.url("history.html");
     lumo.open(&page).await;
@@ -449,7 +336,7 @@ async fn a_click_that_fetches_then_navigates_reports_the_navigation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn devtools_console_includes_the_browsers_own_messages() {
-    let server = Server::start().await;
+    let server = FixtureServer::start().await;
     let lumo = lumo_with(&[]).await;
     lumo.open(&server.url("browser-console.html")).await;
     let mut console = String::new();
@@ -477,7 +364,7 @@ async fn devtools_console_includes_the_browsers_own_messages() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn network_request_redacts_credential_headers_unless_asked() {
-    let server = Server::start().await;
+    let server = FixtureServer::start().await;
     let lumo = lumo_with(&[]).await;
     lumo.open(&server.url("login.html")).await;
     let bearer = "Bearer sk-live-SECRET-4f9a2c";
@@ -518,7 +405,7 @@ async fn network_request_redacts_credential_headers_unless_asked() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn secrets_in_urls_stay_inside_the_untrusted_fence() {
-    let server = Server::start().await;
+    let server = FixtureServer::start().await;
     let lumo = lumo_with(&[]).await;
     let secret = "RECEIPT-SECRET-9931";
     let check = |answer: &Answer, what: &str| {

@@ -2,8 +2,7 @@
 //! over stdio, pinned to 2025-06-18 and 2026-07-28; the Python `mcp` SDK over
 //! Streamable HTTP) or the `lumo webmcp` CLI, against real Chromium.
 //!
-//! The pages are served by a small server of this file that, unlike the shared
-//! one, lets the browser cache them (`Cache-Control: max-age`): the
+//! The pages are served cacheable (`Cache-Control: max-age`): the
 //! back/forward cache keeps only pages not sent `no-store`.
 
 mod common;
@@ -12,60 +11,16 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{Answer, Lumo, fixtures_dir};
+use common::{Answer, FixtureServer, Lumo, lumo_command};
 use rmcp::model::{CallToolRequestParams, ClientConfig, ProtocolVersion};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 
 /// Serves `fixtures/webmcp/` on 127.0.0.1 (so also as `localhost`), cacheable.
-async fn serve() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let port = listener.local_addr().expect("address").port();
-    let root = fixtures_dir().join("webmcp");
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut stream, _)) = listener.accept().await else { continue };
-            let root = root.clone();
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match stream.read(&mut chunk).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    }
-                }
-                let head = String::from_utf8_lossy(&buf).to_string();
-                let target = head.split_whitespace().nth(1).unwrap_or("/");
-                let path = target.split(['?', '#']).next().unwrap_or("/").trim_start_matches('/');
-                let file = (!path.contains("..")).then(|| root.join(path)).filter(|p| p.is_file());
-                let (status, body) = match file {
-                    Some(file) => ("200 OK", tokio::fs::read(&file).await.unwrap_or_default()),
-                    None => ("404 Not Found", b"not found".to_vec()),
-                };
-                let header = format!(
-                    "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: max-age=60\r\nConnection: close\r\n\r\n",
-                    body.len()
-                );
-                let _ = stream.write_all(header.as_bytes()).await;
-                let _ = stream.write_all(&body).await;
-                let _ = stream.shutdown().await;
-            });
-        }
-    });
-    port
-}
-
-fn lumo_command() -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_lumo"));
-    if std::env::var_os("LUMO_BROWSER").is_none() && Path::new("/usr/lib/chromium/chromium").is_file() {
-        command.env("LUMO_BROWSER", "/usr/lib/chromium/chromium");
-    }
-    command
+async fn serve() -> FixtureServer {
+    FixtureServer::builder().folder("webmcp").cache_control("max-age=60").start().await
 }
 
 /// `lumo serve` on stdio, with an rmcp client pinned to `version`.
@@ -115,7 +70,8 @@ async fn open_transfer(client: &RunningService<RoleClient, ClientConfig>, url: &
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stale_page_tool_is_refused_and_unlisted_names_are_unknown_over_stdio() {
-    let port = serve().await;
+    let server = serve().await;
+    let port = server.port;
     for version in [ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2026_07_28] {
         let client = stdio_client(version.clone()).await;
         open_transfer(&client, &format!("http://127.0.0.1:{port}/transfer.html")).await;
@@ -150,7 +106,8 @@ async fn stale_page_tool_is_refused_and_unlisted_names_are_unknown_over_stdio() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_sessions_call_only_what_they_listed_and_get_tool_never_binds() {
-    let port = serve().await;
+    let server = serve().await;
+    let port = server.port;
     let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python");
     assert!(python.is_file(), "the Python mcp SDK is missing: run scripts/setup --tests");
     let http_port = common::free_port();
@@ -187,7 +144,8 @@ async fn http_sessions_call_only_what_they_listed_and_get_tool_never_binds() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn page_tool_descriptions_schemas_and_counts_are_bounded() {
-    let port = serve().await;
+    let server = serve().await;
+    let port = server.port;
     let lumo = Lumo::start().await;
     lumo.open(&format!("http://127.0.0.1:{port}/flood.html")).await;
     // 1,001 registrations: wait until they are all in.
@@ -223,7 +181,8 @@ async fn page_tool_descriptions_schemas_and_counts_are_bounded() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn page_tools_survive_a_back_forward_cache_restore() {
-    let port = serve().await;
+    let server = serve().await;
+    let port = server.port;
     let lumo = Lumo::start().await;
     lumo.open(&format!("http://127.0.0.1:{port}/bf-a.html")).await;
     lumo.open(&format!("http://127.0.0.1:{port}/bf-b.html")).await;
@@ -268,7 +227,8 @@ async fn open_shapes(lumo: &Lumo, port: u16) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn page_reported_failures_are_errors_and_mcp_shaped_answers_are_unwrapped() {
-    let port = serve().await;
+    let server = serve().await;
+    let port = server.port;
     let lumo = Lumo::start().await;
     open_shapes(&lumo, port).await;
 
@@ -299,7 +259,8 @@ async fn page_reported_failures_are_errors_and_mcp_shaped_answers_are_unwrapped(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_tool_that_moves_the_page_says_so() {
-    let port = serve().await;
+    let server = serve().await;
+    let port = server.port;
     let lumo = Lumo::start().await;
     open_shapes(&lumo, port).await;
     let pushed = lumo.ok("webmcp_push", json!({})).await;
@@ -318,7 +279,8 @@ async fn a_page_tool_that_moves_the_page_says_so() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn form_tool_reports_the_document_title_not_a_url_placeholder() {
-    let port = serve().await;
+    let server = serve().await;
+    let port = server.port;
     let lumo = Lumo::start().await;
     lumo.open(&format!("http://127.0.0.1:{port}/ocean-form.html")).await;
     for _ in 0..50 {
@@ -349,7 +311,8 @@ async fn lumo_cli(args: &[&str]) -> (i32, String, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webmcp_list_waits_for_late_registrations_and_counts_the_missing() {
-    let port = serve().await;
+    let server = serve().await;
+    let port = server.port;
     let url = format!("http://127.0.0.1:{port}/staggered.html");
     // Tools come at 0, 100, 600 and 1,500 ms: all six are listed.
     let (code, stdout, stderr) = lumo_cli(&["webmcp", "list", &url, "--json"]).await;
@@ -366,7 +329,8 @@ async fn webmcp_list_waits_for_late_registrations_and_counts_the_missing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webmcp_call_exits_non_zero_on_a_page_failure() {
-    let port = serve().await;
+    let server = serve().await;
+    let port = server.port;
     let url = format!("http://127.0.0.1:{port}/shapes.html");
     let (code, stdout, stderr) = lumo_cli(&["webmcp", "call", &url, "refuse"]).await;
     assert_eq!(code, 1, "{stdout}\n{stderr}");
@@ -390,7 +354,8 @@ fn run_into_closed_pipe(args: &[&str]) -> (i32, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn output_into_a_closed_pipe_exits_quietly() {
-    let port = serve().await;
+    let server = serve().await;
+    let port = server.port;
     let (code, stderr) = tokio::task::spawn_blocking(|| run_into_closed_pipe(&["tools"])).await.expect("join");
     assert!(code == 0 && !stderr.contains("panicked"), "lumo tools: exit {code}\n{stderr}");
     let url = format!("http://127.0.0.1:{port}/shapes.html");

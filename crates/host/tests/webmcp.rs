@@ -3,15 +3,13 @@
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use lumo_browser::{BrowserSource, Session};
 use lumo_host::{Catalog, Gate, LumoServer};
+use lumo_testkit::{FixtureServer, Gated, assert_answer};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     ProtocolVersion,
@@ -20,41 +18,6 @@ use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-
-fn serve() -> String {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/webmcp");
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let root = root.clone();
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut line = String::new();
-                let _ = reader.read_line(&mut line);
-                loop {
-                    let mut header = String::new();
-                    if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
-                        break;
-                    }
-                }
-                let path = line.split_whitespace().nth(1).unwrap_or("/").split(['?', '#']).next().unwrap_or("/");
-                let (status, body) = match std::fs::read(root.join(path.trim_start_matches('/'))) {
-                    Ok(body) if !path.contains("..") => ("200 OK", body),
-                    _ => ("404 Not Found", b"not found".to_vec()),
-                };
-                let head = format!(
-                    "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
-                );
-                let _ = stream.write_all(head.as_bytes());
-                let _ = stream.write_all(&body);
-            });
-        }
-    });
-    format!("http://127.0.0.1:{port}")
-}
 
 fn session() -> Arc<Session> {
     Arc::new(Session::new(BrowserSource::Launch(Default::default())))
@@ -77,9 +40,9 @@ fn code(out: &lumo_host::GateOutput) -> Value {
 
 #[tokio::test]
 async fn the_gate_lists_validates_and_guards_page_tools() {
-    let base = serve();
-    let session = session();
-    let gate = Gate::new(Catalog::builtin(session.clone()));
+    let server = FixtureServer::builder().folder("webmcp").start().await;
+    let base = server.base();
+    let Gated { session, gate } = Gated::new();
     open(&gate, &session, &format!("{base}/basic.html")).await;
 
     // Built-ins first, then page tools by name.
@@ -93,10 +56,8 @@ async fn the_gate_lists_validates_and_guards_page_tools() {
     assert!(names.iter().all(|n| n.len() <= 64));
 
     // The page's inputSchema is enforced by the gate (Chromium does not).
-    let out = call(&gate, "webmcp_echo", json!({"text": 5})).await;
-    assert!(out.is_error && code(&out) == "invalid_arguments", "{}", out.text);
-    let out = call(&gate, "webmcp_call", json!({"name": "echo", "input": {}})).await;
-    assert!(out.is_error && code(&out) == "invalid_arguments", "{}", out.text);
+    assert_answer!(call(&gate, "webmcp_echo", json!({"text": 5})).await, error "invalid_arguments");
+    assert_answer!(call(&gate, "webmcp_call", json!({"name": "echo", "input": {}})).await, error "invalid_arguments");
 
     // Results are fenced as untrusted.
     let out = call(&gate, "webmcp_echo", json!({"text": "hi"})).await;
@@ -106,15 +67,13 @@ async fn the_gate_lists_validates_and_guards_page_tools() {
     // Consequential: refused without a way to ask, naming the setting; also through webmcp_call.
     let out = call(&gate, "webmcp_buy", json!({"item": "tv"})).await;
     assert!(out.is_error && code(&out) == "forbidden" && out.text.contains("--allow-consequential"), "{}", out.text);
-    let out = call(&gate, "webmcp_call", json!({"name": "buy", "input": {"item": "tv"}})).await;
-    assert!(out.is_error && code(&out) == "forbidden", "{}", out.text);
+    assert_answer!(call(&gate, "webmcp_call", json!({"name": "buy", "input": {"item": "tv"}})).await, error "forbidden");
     // A webmcp_ name never listed is an unknown tool (a protocol error), not stale.
     let unknown = gate.call("webmcp_nope", json!({}), CancellationToken::new()).await;
     assert!(matches!(unknown, Err(lumo_host::CallError::UnknownTool(_))), "{unknown:?}");
     session.shutdown().await;
 
-    let session = self::session();
-    let gate = Gate::new(Catalog::builtin(session.clone())).allow_consequential(true);
+    let Gated { session, gate } = Gated::with(|gate| gate.allow_consequential(true));
     open(&gate, &session, &format!("{base}/basic.html")).await;
     let out = call(&gate, "webmcp_buy", json!({"item": "tv"})).await;
     assert!(!out.is_error, "{}", out.text);
@@ -163,7 +122,8 @@ fn args(v: Value) -> serde_json::Map<String, Value> {
 
 #[tokio::test]
 async fn mcp_clients_see_list_changes_and_confirm_consequential_tools() {
-    let base = serve();
+    let server = FixtureServer::builder().folder("webmcp").start().await;
+    let base = server.base();
     let session = session();
     let gate = Arc::new(Gate::new(Catalog::builtin(session.clone())));
     let (server_io, client_io) = tokio::io::duplex(1 << 22);

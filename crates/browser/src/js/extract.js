@@ -7,9 +7,9 @@
 // (score paragraphs, credit their ancestors, weigh class names and link
 // density, join related siblings, clean conditionally), on the rendered DOM:
 // what CSS hides is left out.
-(() => {
-  const L = globalThis.__lumo;
-  if (!L || L.extract) return;
+// A part of the helper (parts.txt): it shares the helper's scope, so refs are the same.
+const X = (() => {
+  const L = { refOf, roleOf, nameOf, valueOf };
 
   const squash = (s) => s.replace(/\s+/g, ' ').trim();
   const SKIP = new Set(['SCRIPT', 'STYLE', 'TEMPLATE', 'NOSCRIPT', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE', 'SVG', 'svg', 'CANVAS', 'OBJECT', 'EMBED']);
@@ -512,7 +512,7 @@
     return found.filter((e) => e === scope || (e.nodeType === 1 && !e.closest('[hidden],[aria-hidden=true]')));
   }
 
-  function valueOf(e, spec) {
+  function fieldValue(e, spec) {
     const type = spec.type || 'text';
     let raw;
     if (spec.attr) raw = e.getAttribute(spec.attr);
@@ -538,8 +538,8 @@
   function field(scope, spec) {
     if (spec.table) return tableRecords(pick(scope, spec)[0]);
     const found = pick(scope, spec);
-    if (spec.all) return found.map((e) => valueOf(e, spec)).filter((v) => v !== null && v !== '');
-    for (const e of found) { const v = valueOf(e, spec); if (v !== null && v !== '') return v; }
+    if (spec.all) return found.map((e) => fieldValue(e, spec)).filter((v) => v !== null && v !== '');
+    for (const e of found) { const v = fieldValue(e, spec); if (v !== null && v !== '') return v; }
     return null;
   }
 
@@ -607,9 +607,11 @@
     });
   }
 
-  L.extract = extract;
-  L.records = (def) => {
-    try { return records(def); } catch (e) { return { error: 'page', path: e && e.path, message: String((e && e.message) || e) }; }
+  return {
+    extract,
+    records(def) {
+      try { return records(def); } catch (e) { return { error: 'page', path: e && e.path, message: String((e && e.message) || e) }; }
+    },
+    probeExtractors: probe,
   };
-  L.probeExtractors = probe;
 })();

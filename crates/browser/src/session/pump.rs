@@ -155,6 +155,11 @@ fn adopt_frame(live: &Live, tab: &Arc<Tab>, frame_id: &str, session: &str) {
 /// refused, so a blocked origin is never loaded (a redirect to one included:
 /// each hop pauses again).
 fn on_request_paused(live: &Live, session: &str, params: &Value) {
+    // Paused by another lumo sharing the bridge, for its lists: its answer, not ours
+    // (ours, "continue", would let through what its lists refuse).
+    if !live.policy.intercepts() {
+        return;
+    }
     let url = params["request"]["url"].as_str().unwrap_or_default().to_string();
     let request = params["requestId"].clone();
     let (method, args) = match live.policy.check_request(&url) {

@@ -11,7 +11,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::tab_tool::Ctx;
-use crate::page::{check_ref, element, ensure_no_dialog, wait_until};
+use crate::helper::element;
+use crate::page::{check_ref, ensure_no_dialog, wait_until};
 use crate::session::Live;
 use crate::tab::{ConsoleEntry, Tab};
 use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};

@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 
 use super::tab_tool::Ctx;
 use crate::extractors::{self, Extractor, url_matches};
-use crate::page::{child_frames, frame_owner, lumo_call_in};
+use crate::helper::{frame_owner, reader};
+use crate::page::child_frames;
 use crate::session::Live;
 use crate::tab::Tab;
 use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
@@ -72,12 +73,13 @@ async fn extract(session: Ctx, args: ExtractArgs) -> ToolResult {
 }
 
 async fn markdown(live: &Live, tab: &Tab, url: &str, all: &[Extractor], max_bytes: usize, offset: usize) -> ToolResult {
-    let result = lumo_call_in(live, tab, None, "extract", json!({"maxBytes": max_bytes, "offset": offset})).await?;
+    let result = reader(live, tab, None, "extract", &json!({"maxBytes": max_bytes, "offset": offset})).await?;
     let mut body = result["text"].as_str().unwrap_or_default().to_string();
     let mut truncated = result["truncated"].as_bool().unwrap_or(false);
     // Cross-origin frames run in other processes: read each whose <iframe> is in the content, in its place.
     for (n, _) in child_frames(tab) {
-        let Ok((owner, ..)) = frame_owner(live, tab, n).await else { continue };
+        let Ok(owner) = frame_owner(live, tab, n).await else { continue };
+        let owner = owner.target;
         let marker = format!("[iframe][{owner}]");
         if !body.contains(&marker) {
             continue;
@@ -87,8 +89,7 @@ async fn markdown(live: &Live, tab: &Tab, url: &str, all: &[Extractor], max_byte
             truncated = true;
             continue;
         }
-        let Ok(child) = lumo_call_in(live, tab, Some(n), "extract", json!({"maxBytes": left, "offset": 0})).await
-        else {
+        let Ok(child) = reader(live, tab, Some(n), "extract", &json!({"maxBytes": left, "offset": 0})).await else {
             continue;
         };
         truncated |= child["truncated"].as_bool().unwrap_or(false);
@@ -141,7 +142,7 @@ async fn fitting_extractors(live: &Live, tab: &Tab, url: &str, all: &[Extractor]
     }
     let probes: Vec<Value> =
         candidates.iter().map(|e| json!({"within": e.def.within, "requires": e.def.requires})).collect();
-    let Ok(fits) = lumo_call_in(live, tab, None, "probeExtractors", Value::Array(probes)).await else {
+    let Ok(fits) = reader(live, tab, None, "probeExtractors", &Value::Array(probes)).await else {
         return Vec::new();
     };
     let mut out: Vec<(bool, String)> = candidates
@@ -164,7 +165,7 @@ async fn with_extractor(
 ) -> ToolResult {
     let def = serde_json::to_value(&ext.def)
         .map_err(|e| fail(ErrorCode::OperationFailed, format!("extractor {}: {e}", ext.def.name)))?;
-    let mut data = lumo_call_in(live, tab, None, "records", def).await?;
+    let mut data = reader(live, tab, None, "records", &def).await?;
     if let Some(kind) = data["error"].as_str() {
         let message = data["message"].as_str().unwrap_or_default();
         let at = data["path"].as_str().map(|p| format!("{p}: ")).unwrap_or_default();

@@ -10,7 +10,8 @@ use serde_json::json;
 
 use super::tab_tool::Ctx;
 use crate::action::{Reach, act};
-use crate::page::{call_on, check_ref, element};
+use crate::helper::{self, element};
+use crate::page::check_ref;
 use crate::tool::{Hints, Tool, ToolResult, fail};
 
 pub(crate) fn tools() -> Vec<Tool<Ctx>> {
@@ -34,13 +35,6 @@ struct UploadArgs {
     #[serde(rename = "ref")]
     target: Option<String>,
 }
-
-const FILE_INPUT: &str = "function() {
-  const e = this, name = globalThis.__lumo.describe(e);
-  if (e.tagName !== 'INPUT' || (e.type || '').toLowerCase() !== 'file') return { error: name + ' is not a file input' };
-  if (e.disabled) return { error: name + ' is disabled' };
-  return { multiple: e.multiple };
-}";
 
 async fn upload(session: Ctx, args: UploadArgs) -> ToolResult {
     if args.paths.is_empty() {
@@ -95,14 +89,8 @@ async fn upload(session: Ctx, args: UploadArgs) -> ToolResult {
         (None, Some(r)) => {
             act(&live, &tab, Reach::InPlace, async {
                 let object = element(&live, &tab, r).await?;
-                let input = call_on(&live, &tab, &object, FILE_INPUT, &[]).await?;
-                if let Some(error) = input["error"].as_str() {
-                    return Err(fail(
-                        ErrorCode::InvalidState,
-                        format!("{error}; give the ref of an <input type=file>"),
-                    ));
-                }
-                several(input["multiple"].as_bool().unwrap_or(false))?;
+                let input = helper::file_input(&live, &tab, &object).await?;
+                several(input.multiple)?;
                 live.call_in(
                     &object.session,
                     "DOM.setFileInputFiles",

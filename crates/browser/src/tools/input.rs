@@ -8,11 +8,12 @@ use std::time::Duration;
 use lumo_protocol::{ErrorCode, ToolFailure};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::tab_tool::Ctx;
 use crate::action::{Reach, act};
-use crate::page::{Element, call_on, element, viewport_offset, wait_until};
+use crate::helper::{self, Element, FieldKind, Selection, element, viewport_offset};
+use crate::page::wait_until;
 use crate::session::Live;
 use crate::tab::Tab;
 use crate::tool::{Hints, Tool, ToolResult, fail};
@@ -111,20 +112,11 @@ struct Target {
 
 async fn target(live: &Live, tab: &Tab, r: &str) -> Result<Target, ToolFailure> {
     let object = element(live, tab, r).await?;
-    let found = call_on(
-        live,
-        tab,
-        &object,
-        "function() { const L = globalThis.__lumo; return { name: L.describe(this), p: L.point(this) }; }",
-        &[],
-    )
-    .await?;
-    let name = found["name"].as_str().unwrap_or(r).to_string();
-    let point = &found["p"];
-    if point["error"].is_string() {
+    let helper::Aim { name, spot } = helper::aim(live, tab, &object).await?;
+    let Some(spot) = spot else {
         return Err(fail(ErrorCode::InvalidState, format!("{name} is not visible (hidden, collapsed or zero size).")));
-    }
-    if let Some(cover) = point["covered"].as_str() {
+    };
+    if let Some(cover) = spot.covered {
         return Err(fail(
             ErrorCode::InvalidState,
             format!(
@@ -132,9 +124,7 @@ async fn target(live: &Live, tab: &Tab, r: &str) -> Result<Target, ToolFailure> 
             ),
         ));
     }
-    let (Some(x), Some(y)) = (point["x"].as_f64(), point["y"].as_f64()) else {
-        return Err(fail(ErrorCode::OperationFailed, format!("could not find where {name} is on screen")));
-    };
+    let (x, y) = (spot.x, spot.y);
     // Input goes to the tab at viewport coordinates; a cross-origin frame's are its own.
     let (dx, dy) = viewport_offset(live, tab, &object).await?;
     Ok(Target { object, name, x: x + dx, y: y + dy })
@@ -286,39 +276,14 @@ struct TypeArgs {
     append: bool,
 }
 
-/// Focuses an editable element and selects its content (unless appending).
-const FOCUS_EDITABLE: &str = "function(append) {
-  const e = this, t = (e.type || '').toLowerCase();
-  const editable = e.isContentEditable || e.tagName === 'TEXTAREA' || (e.tagName === 'INPUT' && !['checkbox','radio','submit','button','reset','file','image','hidden'].includes(t));
-  if (!editable) return { error: globalThis.__lumo.describe(e) + ' is not editable' };
-  if (e.disabled || e.readOnly) return { error: globalThis.__lumo.describe(e) + ' is disabled or read-only' };
-  e.scrollIntoView({ block: 'center', behavior: 'instant' });
-  e.focus();
-  if (e.isContentEditable) {
-    const r = e.ownerDocument.createRange(); r.selectNodeContents(e); if (append) r.collapse(false);
-    const s = e.ownerDocument.getSelection(); s.removeAllRanges(); s.addRange(r);
-  } else if (append) {
-    try { const n = e.value.length; e.setSelectionRange(n, n); } catch (_) {}
-  } else if (['date','time','datetime-local','month','week','number','email'].includes(t)) {
-    e.select && e.select();
-  } else {
-    e.select();
-  }
-  return { name: globalThis.__lumo.describe(e), kind: t, special: ['date','time','datetime-local','month','week','color','range'].includes(t) };
-}";
-
 /// Types `text` into the element behind `object`; returns its description.
 async fn type_into(live: &Live, tab: &Tab, object: &Element, text: &str, append: bool) -> Result<String, ToolFailure> {
-    let focused = call_on(live, tab, object, FOCUS_EDITABLE, &[json!(append)]).await?;
-    if let Some(error) = focused["error"].as_str() {
-        return Err(fail(ErrorCode::InvalidState, error.to_string()));
-    }
-    let name = focused["name"].as_str().unwrap_or_default().to_string();
-    if focused["special"].as_bool() == Some(true) {
+    let helper::Focused { name, picker } = helper::focus_editable(live, tab, object, append).await?;
+    if picker {
         // Date/time pickers ignore text insertion: set the value the way the user agent would, with events.
-        call_on(live, tab, object, "function(v) { this.value = v; this.dispatchEvent(new Event('input', {bubbles: true})); this.dispatchEvent(new Event('change', {bubbles: true})); return this.value === v; }", &[json!(text)])
-            .await
-            .and_then(|ok| if ok == Value::Bool(true) { Ok(()) } else { Err(fail(ErrorCode::InvalidArguments, format!("value: {text:?} is not valid for {name}"))) })?;
+        if !helper::set_value(live, tab, object, text).await? {
+            return Err(fail(ErrorCode::InvalidArguments, format!("value: {text:?} is not valid for {name}")));
+        }
         return Ok(name);
     }
     if text.is_empty() {
@@ -374,12 +339,6 @@ enum FieldValue {
     Number(f64),
 }
 
-const KIND_OF: &str = "function() { const e = this; const r = globalThis.__lumo.roleOf(e);
-  if (e.tagName === 'SELECT') return 'select';
-  if (e.tagName === 'INPUT' && e.type === 'file') return 'file';
-  if (r === 'checkbox' || r === 'radio' || r === 'switch' || r === 'menuitemcheckbox') return 'toggle';
-  return 'text'; }";
-
 async fn fill_form(session: Ctx, args: FillArgs) -> ToolResult {
     if args.fields.is_empty() {
         return Err(fail(ErrorCode::InvalidArguments, "fields: give at least one field"));
@@ -390,14 +349,14 @@ async fn fill_form(session: Ctx, args: FillArgs) -> ToolResult {
         let mut done = Vec::new();
         for (i, field) in args.fields.iter().enumerate() {
             let object = element(&live, &tab, &field.target).await.map_err(|e| at_field(i, e))?;
-            let kind = call_on(&live, &tab, &object, KIND_OF, &[]).await?;
+            let kind = helper::field_kind(&live, &tab, &object).await?;
             let text_value = match &field.value {
                 FieldValue::Text(s) => s.clone(),
                 FieldValue::Bool(b) => b.to_string(),
                 FieldValue::Number(n) => n.to_string(),
             };
-            match kind.as_str().unwrap_or("text") {
-                "toggle" => {
+            match kind {
+                FieldKind::Toggle => {
                     let want = match &field.value {
                         FieldValue::Bool(b) => *b,
                         FieldValue::Text(s) if s == "true" || s == "false" => s == "true",
@@ -410,16 +369,16 @@ async fn fill_form(session: Ctx, args: FillArgs) -> ToolResult {
                     };
                     set_checked(&live, &tab, &field.target, want).await.map_err(|e| at_field(i, e))?;
                 }
-                "select" => {
+                FieldKind::Select => {
                     select_options(&live, &tab, &object, &[text_value]).await.map_err(|e| at_field(i, e))?;
                 }
-                "file" => {
+                FieldKind::File => {
                     return Err(fail(
                         ErrorCode::InvalidArguments,
                         format!("fields[{i}]: {} is a file input; use file_upload", field.target),
                     ));
                 }
-                _ => {
+                FieldKind::Text => {
                     type_into(&live, &tab, &object, &text_value, false).await.map_err(|e| at_field(i, e))?;
                 }
             }
@@ -445,37 +404,12 @@ struct SelectArgs {
 }
 
 async fn select_options(live: &Live, tab: &Tab, object: &Element, values: &[String]) -> Result<String, ToolFailure> {
-    let result = call_on(
-        live,
-        tab,
-        object,
-        "function(values) {
-          const e = this; const name = globalThis.__lumo.describe(e);
-          if (e.tagName !== 'SELECT') return { error: name + ' is not a <select>; click it and pick an option instead' };
-          if (e.disabled) return { error: name + ' is disabled' };
-          if (values.length > 1 && !e.multiple) return { error: name + ' takes one value' };
-          const norm = (s) => s.replace(/\\s+/g, ' ').trim().toLowerCase();
-          const picked = [];
-          for (const v of values) {
-            const o = Array.from(e.options).find((o) => o.value === v || norm(o.label) === norm(v) || norm(o.text) === norm(v));
-            if (!o) return { missing: v, options: Array.from(e.options).slice(0, 30).map((o) => o.label || o.value) };
-            picked.push(o);
-          }
-          for (const o of e.options) o.selected = picked.includes(o);
-          e.dispatchEvent(new Event('input', { bubbles: true }));
-          e.dispatchEvent(new Event('change', { bubbles: true }));
-          return { name, picked: picked.map((o) => o.label) };
-        }",
-        &[json!(values)],
-    )
-    .await?;
-    if let Some(error) = result["error"].as_str() {
-        return Err(fail(ErrorCode::InvalidState, error.to_string()));
+    match helper::select_options(live, tab, object, values).await? {
+        Selection::Picked { name, labels } => Ok(format!("Selected {} in {name}.", json!(labels))),
+        Selection::Missing { value, options } => {
+            Err(fail(ErrorCode::NotFound, format!("no option {value:?}; options: {}", json!(options))))
+        }
     }
-    if let Some(missing) = result["missing"].as_str() {
-        return Err(fail(ErrorCode::NotFound, format!("no option {missing:?}; options: {}", result["options"])));
-    }
-    Ok(format!("Selected {} in {}.", result["picked"], result["name"].as_str().unwrap_or_default()))
 }
 
 async fn select(session: Ctx, args: SelectArgs) -> ToolResult {
@@ -506,21 +440,14 @@ fn yes() -> bool {
     true
 }
 
-const IS_CHECKED: &str = "function() { const e = this; const r = globalThis.__lumo.roleOf(e);
-  if (!['checkbox','radio','switch','menuitemcheckbox','menuitemradio'].includes(r)) return { error: globalThis.__lumo.describe(e) + ' is not a checkbox, radio or switch' };
-  return { checked: e.tagName === 'INPUT' ? e.checked : e.getAttribute('aria-checked') === 'true', radio: r === 'radio' }; }";
-
 /// Clicks the toggle when its state differs from `want`; says what it did.
 async fn set_checked(live: &Live, tab: &Tab, r: &str, want: bool) -> Result<String, ToolFailure> {
     let object = element(live, tab, r).await?;
-    let state = call_on(live, tab, &object, IS_CHECKED, &[]).await?;
-    if let Some(error) = state["error"].as_str() {
-        return Err(fail(ErrorCode::InvalidState, error.to_string()));
-    }
-    if state["checked"].as_bool() == Some(want) {
+    let state = helper::toggle_state(live, tab, &object).await?;
+    if state.checked == want {
         return Ok(format!("{r} was already {}.", if want { "checked" } else { "unchecked" }));
     }
-    if !want && state["radio"].as_bool() == Some(true) {
+    if !want && state.radio {
         return Err(fail(
             ErrorCode::InvalidState,
             format!("{r} is a radio button: check another one of its group instead"),
@@ -530,8 +457,8 @@ async fn set_checked(live: &Live, tab: &Tab, r: &str, want: bool) -> Result<Stri
     mouse(live, tab, "mouseMoved", (t.x, t.y), Button::Left, 0, 0).await?;
     mouse(live, tab, "mousePressed", (t.x, t.y), Button::Left, 1, 0).await?;
     mouse(live, tab, "mouseReleased", (t.x, t.y), Button::Left, 1, 0).await?;
-    let now = call_on(live, tab, &t.object, IS_CHECKED, &[]).await?;
-    if now["checked"].as_bool() != Some(want) {
+    let now = helper::toggle_state(live, tab, &t.object).await?;
+    if now.checked != want {
         return Err(fail(
             ErrorCode::OperationFailed,
             format!("clicked {} but it did not become {}", t.name, if want { "checked" } else { "unchecked" }),
@@ -677,15 +604,8 @@ async fn press_key(session: Ctx, args: KeyArgs) -> ToolResult {
         let mut on = String::new();
         if let Some(r) = &args.target {
             let object = element(&live, &tab, r).await?;
-            let name = call_on(
-                &live,
-                &tab,
-                &object,
-                "function() { this.focus(); return globalThis.__lumo.describe(this); }",
-                &[],
-            )
-            .await?;
-            on = format!(" on {}", name.as_str().unwrap_or(r));
+            let name = helper::focus(&live, &tab, &object).await?;
+            on = format!(" on {name}");
         }
         press_chord(&live, &tab, &chord).await?;
         Ok(format!("Pressed {}{on}.", args.key))
@@ -720,23 +640,24 @@ async fn scroll(session: Ctx, args: ScrollArgs) -> ToolResult {
     }
     let (live, tab) = session.tab().await?;
     let _busy = tab.busy.lock().await;
-    let edge = match args.to {
-        Some(Edge::Top) => "top",
-        Some(Edge::Bottom) => "bottom",
-        None => "",
+    let how = helper::Scroll {
+        dx: args.dx.unwrap_or(0.0),
+        dy: args.dy.unwrap_or(0.0),
+        edge: args.to.map(|edge| match edge {
+            Edge::Top => helper::Edge::Top,
+            Edge::Bottom => helper::Edge::Bottom,
+        }),
+        into_view: args.target.is_some() && args.dx.is_none() && args.dy.is_none() && args.to.is_none(),
     };
-    let how = json!({"dx": args.dx.unwrap_or(0.0), "dy": args.dy.unwrap_or(0.0), "edge": edge,
-        "intoView": args.target.is_some() && args.dx.is_none() && args.dy.is_none() && args.to.is_none()});
     act(&live, &tab, Reach::InPlace, async {
-        let result = match &args.target {
+        let said = match &args.target {
             Some(r) => {
                 let object = element(&live, &tab, r).await?;
-                call_on(&live, &tab, &object, "function(o) { return globalThis.__lumo.scroll(this, o); }", &[how])
-                    .await?
+                helper::scroll_element(&live, &tab, &object, &how).await?
             }
-            None => crate::page::lumo_call(&live, &tab, "scroll", json!([Value::Null, how])).await?,
+            None => helper::scroll_page(&live, &tab, &how).await?,
         };
-        Ok(format!("{}.", result.as_str().unwrap_or("Scrolled")))
+        Ok(format!("{said}."))
     })
     .await
 }

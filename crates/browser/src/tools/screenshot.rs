@@ -9,7 +9,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::tab_tool::Ctx;
-use crate::page::{call_on, check_ref, element, ensure_no_dialog};
+use crate::helper::{self, element};
+use crate::page::{check_ref, ensure_no_dialog};
 use crate::session::Live;
 use crate::tab::Tab;
 use crate::tool::{Hints, Image, Tool, ToolOutput, ToolResult, fail};
@@ -68,20 +69,6 @@ impl Format {
         }
     }
 }
-
-/// An element's box in the top viewport, after scrolling it into view.
-const ELEMENT_BOX: &str = "function() {
-  const p = globalThis.__lumo.point(this);
-  if (p.error) return p;
-  const r = this.getBoundingClientRect();
-  let ox = 0, oy = 0;
-  for (let w = this.ownerDocument.defaultView; w && w.frameElement; w = w.parent) {
-    const f = w.frameElement.getBoundingClientRect();
-    ox += f.left + w.frameElement.clientLeft;
-    oy += f.top + w.frameElement.clientTop;
-  }
-  return { x: r.left + ox, y: r.top + oy, w: r.width, h: r.height };
-}";
 
 /// What to capture, in CSS pixels of the document.
 struct Region {
@@ -178,9 +165,7 @@ async fn region(live: &Live, tab: &Tab, args: &ScreenshotArgs) -> Result<Region,
     let element_box = match &args.target {
         Some(r) => {
             let object = element(live, tab, r).await?;
-            let found = call_on(live, tab, &object, ELEMENT_BOX, &[]).await?;
-            let (Some(x), Some(y), Some(w), Some(h)) =
-                (found["x"].as_f64(), found["y"].as_f64(), found["w"].as_f64(), found["h"].as_f64())
+            let Some(helper::Rect { x, y, width: w, height: h }) = helper::element_box(live, tab, &object).await?
             else {
                 return Err(fail(
                     ErrorCode::InvalidState,
@@ -190,7 +175,7 @@ async fn region(live: &Live, tab: &Tab, args: &ScreenshotArgs) -> Result<Region,
             if w < 1.0 || h < 1.0 {
                 return Err(fail(ErrorCode::InvalidState, format!("{r} has no size to capture ({w:.0}×{h:.0}).")));
             }
-            let (dx, dy) = crate::page::viewport_offset(live, tab, &object).await?;
+            let (dx, dy) = helper::viewport_offset(live, tab, &object).await?;
             Some((r, x + dx, y + dy, w, h))
         }
         None => None,

@@ -4,10 +4,11 @@ use lumo_protocol::{ErrorCode, ToolFailure};
 use regex::{Regex, RegexBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::tab_tool::Ctx;
-use crate::page::{check_ref, child_frames, frame_owner, lumo_call_in, ref_frame, stale_ref};
+use crate::helper::{self, FindQuery, Found, SnapshotOptions};
+use crate::page::{check_ref, child_frames, ref_frame, stale_ref};
 use crate::session::Live;
 use crate::tab::Tab;
 use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
@@ -70,20 +71,25 @@ async fn snapshot(session: Ctx, args: SnapshotArgs) -> ToolResult {
     let (live, tab) = session.tab().await?;
     let _busy = tab.busy.lock().await;
     let offset = args.offset;
-    let options = |max_bytes: usize, offset: usize| json!({"ref": args.root, "interactive": args.interactive, "viewport": args.viewport, "maxBytes": max_bytes, "offset": offset});
+    let options = |max_bytes: usize, offset: usize| SnapshotOptions {
+        root: args.root.as_deref(),
+        interactive: args.interactive,
+        viewport: args.viewport,
+        max_bytes,
+        offset,
+    };
     // A subtree ref names its frame (and must be this tab's); a whole-page snapshot starts in the main frame.
     let root_frame = match args.root.as_deref() {
         Some(r) => ref_frame(&live, &tab, r)?,
         None => None,
     };
-    let result = lumo_call_in(&live, &tab, root_frame, "snapshot", options(max_bytes, offset)).await?;
-    if result["error"] == "stale_ref" {
+    let Some(tree) = helper::snapshot(&live, &tab, root_frame, &options(max_bytes, offset)).await? else {
         return Err(stale_ref(args.root.as_deref().unwrap_or_default()));
-    }
-    let mut body = result["text"].as_str().unwrap_or_default().to_string();
+    };
+    let mut body = tree.text;
     if body.is_empty() {
         // Say why, rather than answer with nothing.
-        let lines = result["lines"].as_u64().unwrap_or(0);
+        let lines = tree.lines;
         body = match (&args.root, args.interactive, args.viewport) {
             _ if offset > 0 => format!("(nothing from line {offset}: this snapshot has {lines} lines)"),
             (Some(r), ..) => format!("(nothing to show under {r}: it and its contents are hidden or empty)"),
@@ -92,12 +98,14 @@ async fn snapshot(session: Ctx, args: SnapshotArgs) -> ToolResult {
             _ => "(the page is empty)".to_string(),
         };
     }
-    let mut truncated = result["truncated"].as_bool().unwrap_or(false);
+    let mut truncated = tree.truncated;
     if args.root.is_none() {
         // Cross-origin frames run in other processes: snapshot each and put it under its <iframe>.
         for (n, _) in child_frames(&tab) {
             let left = max_bytes.saturating_sub(body.len());
-            let Ok((owner, ..)) = frame_owner(&live, &tab, n).await else { continue };
+            let Ok(helper::FrameOwner { target: owner, .. }) = helper::frame_owner(&live, &tab, n).await else {
+                continue;
+            };
             // A frame's content goes where its <iframe> line is: in a continuation, only if that line is in it.
             let modes = args.interactive || args.viewport;
             if !modes && (offset > 0 || truncated) && !body.contains(&format!("[{owner}]")) {
@@ -107,13 +115,13 @@ async fn snapshot(session: Ctx, args: SnapshotArgs) -> ToolResult {
                 truncated = true;
                 continue;
             }
-            let Ok(child) = lumo_call_in(&live, &tab, Some(n), "snapshot", options(left, 0)).await else { continue };
-            truncated |= child["truncated"].as_bool().unwrap_or(false);
-            body = nest_under(&body, &owner, child["text"].as_str().unwrap_or_default());
+            let Ok(Some(child)) = helper::snapshot(&live, &tab, Some(n), &options(left, 0)).await else { continue };
+            truncated |= child.truncated;
+            body = nest_under(&body, &owner, &child.text);
         }
     }
     if truncated {
-        let next = result["next"].as_u64().filter(|n| *n > 0);
+        let next = u64::try_from(tree.next).ok().filter(|n| *n > 0);
         let how = match next {
             Some(n) => format!("the rest starts at line {n}: page_snapshot with offset={n} (same other arguments)"),
             None => "more below".to_string(),
@@ -123,7 +131,7 @@ async fn snapshot(session: Ctx, args: SnapshotArgs) -> ToolResult {
         ));
     }
     let url = tab.state().url.clone();
-    let title = result["title"].as_str().unwrap_or_default();
+    let title = tree.title;
     // The URL is the page's (a fragment can hold a token): it goes in the fenced part.
     let text = "Snapshot:".to_string();
     let header = if title.is_empty() { format!("url: {url}\n") } else { format!("url: {url}\ntitle: {title}\n") };
@@ -156,14 +164,14 @@ async fn find(session: Ctx, args: FindArgs) -> ToolResult {
     let regex = args.regex.as_deref().map(compile).transpose()?;
     let (live, tab) = session.tab().await?;
     let _busy = tab.busy.lock().await;
-    let query = json!({"text": args.text, "role": args.role, "regex": regex.is_some(), "limit": limit});
+    let query = FindQuery { text: args.text.as_deref(), role: args.role.as_deref(), regex: regex.is_some(), limit };
     let result = find_in(&live, &tab, None, &query, regex.as_ref()).await?;
-    let mut total = result["total"].as_u64().unwrap_or(0);
-    let mut lines: Vec<String> = result["text"].as_str().unwrap_or_default().lines().map(str::to_string).collect();
+    let mut total = result.total;
+    let mut lines: Vec<String> = result.text.lines().map(str::to_string).collect();
     for (n, _) in child_frames(&tab) {
         let Ok(found) = find_in(&live, &tab, Some(n), &query, regex.as_ref()).await else { continue };
-        total += found["total"].as_u64().unwrap_or(0);
-        lines.extend(found["text"].as_str().unwrap_or_default().lines().map(|l| format!("{l} (frame f{n})")));
+        total += found.total;
+        lines.extend(found.text.lines().map(|l| format!("{l} (frame f{n})")));
     }
     lines.truncate(limit as usize);
     let body = lines.join("\n");
@@ -206,21 +214,13 @@ async fn find_in(
     live: &Live,
     tab: &Tab,
     child: Option<u32>,
-    query: &Value,
+    query: &FindQuery<'_>,
     regex: Option<&Regex>,
-) -> Result<Value, ToolFailure> {
-    let Some(regex) = regex else { return lumo_call_in(live, tab, child, "find", query.clone()).await };
-    let hays = lumo_call_in(live, tab, child, "findCandidates", query.clone()).await?;
-    let matched: Vec<usize> = hays
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-        .iter()
-        .enumerate()
-        .filter(|(_, hay)| regex.is_match(hay.as_str().unwrap_or_default()))
-        .map(|(i, _)| i)
-        .collect();
-    lumo_call_in(live, tab, child, "findPick", json!({"matched": matched, "limit": query["limit"]})).await
+) -> Result<Found, ToolFailure> {
+    let Some(regex) = regex else { return helper::find(live, tab, child, query).await };
+    let hays = helper::find_candidates(live, tab, child, query).await?;
+    let matched: Vec<usize> = hays.iter().enumerate().filter(|(_, hay)| regex.is_match(hay)).map(|(i, _)| i).collect();
+    helper::find_pick(live, tab, child, &matched, query.limit).await
 }
 
 /// Puts `child` (a frame's snapshot) under the line carrying `[owner]`, one level deeper.

@@ -5,10 +5,10 @@ use std::time::{Duration, Instant};
 use lumo_protocol::{ErrorCode, ToolFailure};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::tab_tool::Ctx;
-use crate::page::{check_ref, lumo_call, lumo_call_in, ref_frame, wait_until};
+use crate::helper::{self, RefState};
+use crate::page::{check_ref, ref_frame, wait_until};
 use crate::session::Live;
 use crate::tab::Tab;
 use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
@@ -199,24 +199,16 @@ async fn poll(live: &Live, tab: &Tab, condition: &Condition, deadline: Instant) 
             // Serialise each probe with other tools, not the whole wait.
             let _busy = tab.busy.lock().await;
             match condition {
-                Condition::Text(t) | Condition::TextGone(t) => lumo_call(live, tab, "hasText", json!(t)).await,
-                Condition::Ref(r) | Condition::RefGone(r) => lumo_call_in(live, tab, frame, "refState", json!(r)).await,
-                Condition::NetworkIdle | Condition::Time(_) => Ok(Value::Null),
+                Condition::Text(t) => helper::has_text(live, tab, t).await,
+                Condition::TextGone(t) => helper::has_text(live, tab, t).await.map(|shown| !shown),
+                Condition::Ref(r) => helper::ref_state(live, tab, frame, r).await.map(|s| s == RefState::Shown),
+                Condition::RefGone(r) => helper::ref_state(live, tab, frame, r).await.map(|s| s != RefState::Shown),
+                Condition::NetworkIdle | Condition::Time(_) => Ok(true),
             }
         };
         match probe {
-            Ok(value) => {
-                let held = match condition {
-                    Condition::Text(_) => value == Value::Bool(true),
-                    Condition::TextGone(_) => value == Value::Bool(false),
-                    Condition::Ref(_) => value == "shown",
-                    Condition::RefGone(_) => value == "gone" || value == "hidden",
-                    Condition::NetworkIdle | Condition::Time(_) => true,
-                };
-                if held {
-                    return Ok(true);
-                }
-            }
+            Ok(true) => return Ok(true),
+            Ok(false) => {}
             // A dialog blocks the page: nothing will change until the agent answers it.
             Err(e) if e.code == ErrorCode::InvalidState || e.code == ErrorCode::Unavailable => return Err(e),
             // A navigation can swap the document under the probe: ask again.

@@ -13,7 +13,7 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::BridgeError;
+use super::options::BridgeError;
 
 /// How long a code from `lumo pair` stays valid.
 pub const PAIR_CODE_TTL: Duration = Duration::from_secs(600);

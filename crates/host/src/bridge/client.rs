@@ -14,11 +14,15 @@ use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-use super::Relay;
 use super::auth::Store;
+use super::relay::Relay;
 
 /// How long the hello may take.
 const HELLO_WITHIN: Duration = Duration::from_secs(5);
+/// How often the owner is pinged, and how long it may stay silent before this
+/// lumo gives up on it (a stopped or hung owner must not hold calls for ever).
+const PING_EVERY: Duration = Duration::from_secs(3);
+const SILENCE_LIMIT: Duration = Duration::from_secs(8);
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -57,10 +61,20 @@ impl Attached {
         let (mut tx, mut rx) = self.0.split();
         let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
         let mut attached = None;
+        let mut ping = tokio::time::interval(PING_EVERY);
+        let mut heard = tokio::time::Instant::now();
         loop {
             tokio::select! {
                 Some(text) = out_rx.recv() => if tx.send(Message::text(text)).await.is_err() { break },
+                _ = ping.tick() => {
+                    if heard.elapsed() > SILENCE_LIMIT {
+                        tracing::warn!("bridge: the owning lumo has not answered for {} s; leaving it", SILENCE_LIMIT.as_secs());
+                        break;
+                    }
+                    if tx.send(Message::text(r#"{"type":"ping"}"#)).await.is_err() { break }
+                }
                 incoming = rx.next() => {
+                    heard = tokio::time::Instant::now();
                     let text = match incoming {
                         Some(Ok(Message::Text(text))) => text,
                         Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break,
@@ -75,6 +89,7 @@ impl Attached {
                             }
                         }
                         Some("cdp") => relay.extension_sent(&message["msg"]),
+                        Some("pong") => {}
                         other => tracing::warn!(kind = ?other, "bridge: ignored a message of unknown type from the owning lumo"),
                     }
                 }

@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 
-use super::BridgeError;
 use super::client::{self, Attached};
+use super::options::BridgeError;
 use super::server::{self, Shared};
 
 /// What this lumo became.

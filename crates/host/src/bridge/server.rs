@@ -20,7 +20,8 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 use super::auth::{Expiry, Kind, REFRESH_TTL, Store};
 use super::hub::{self, Clients};
-use super::{BridgeError, BridgeOptions, Relay, close, relay};
+use super::options::{BridgeError, BridgeOptions, close};
+use super::relay::{self, Relay};
 use crate::audit::{Audit, Entry};
 
 /// How long a new socket has to authenticate.
@@ -342,6 +343,9 @@ async fn serve_lumo(mut tx: Tx, mut rx: Rx, peer: SocketAddr, shared: Arc<Shared
                 None => break,
                 // Its commands carry its lane; it keeps them until answered and sends them again after `ready`.
                 Some(message) if message["type"] == "cdp" => shared.relay.forward(message.to_string()),
+                Some(message) if message["type"] == "ping" => {
+                    if tx.send(Message::text(r#"{"type":"pong"}"#)).await.is_err() { break }
+                }
                 Some(message) => tracing::warn!(%peer, kind = ?message["type"], "bridge: ignored a message from an attached lumo"),
             }
         }

@@ -1,0 +1,235 @@
+//! How the helper is reached: installed once per document in the isolated
+//! world "lumo" of a frame, called with `Runtime.callFunctionOn` (arguments as
+//! JSON values, never spliced into source), its refs numbered from the
+//! session's [`RefBook`](crate::refs::RefBook) and booked to the tab and frame.
+
+use lumo_protocol::{ErrorCode, ToolFailure};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::session::Live;
+use crate::tab::Tab;
+use crate::tool::fail;
+
+/// The helper, assembled by `build.rs` from the parts `js/parts.txt` lists.
+const HELPER_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/helper.js"));
+const WORLD: &str = "lumo";
+
+/// The two entries of the contract (`js/api.js`): a method of the frame's
+/// document, a method of one element (`this`).
+const ON_PAGE: &str = "function(p, n, method, arg) { return globalThis.__lumo.page(p, n, method, arg); }";
+const ON_ELEMENT: &str = "function(p, n, method, arg) { return globalThis.__lumo.element(p, n, method, arg, this); }";
+const RESOLVE: &str = "function(r) { return globalThis.__lumo.resolve(r); }";
+
+/// A frame lumo runs its helper in: the tab's main frame (with the same-origin
+/// frames it reaches), or an out-of-process (cross-origin) frame with a CDP
+/// session of its own. Refs carry the frame: `e12` in the main frame,
+/// `f2e7` in child frame 2.
+#[derive(Debug, Clone)]
+pub(super) struct FrameRt {
+    pub(super) session: String,
+    pub(super) frame_id: String,
+    pub(super) child: Option<u32>,
+}
+
+/// The ref prefix of a frame.
+fn prefix(child: Option<u32>) -> String {
+    match child {
+        None => "e".to_string(),
+        Some(n) => format!("f{n}e"),
+    }
+}
+
+pub(super) fn frame_rt(tab: &Tab, child: Option<u32>) -> Result<FrameRt, ToolFailure> {
+    let s = tab.state();
+    match child {
+        None => Ok(FrameRt { session: tab.session_id.clone(), frame_id: s.main_frame.clone(), child: None }),
+        Some(n) => s
+            .children
+            .iter()
+            .find(|c| c.index == n)
+            .map(|c| FrameRt { session: c.session_id.clone(), frame_id: c.frame_id.clone(), child: Some(n) })
+            .ok_or_else(|| {
+                fail(
+                    ErrorCode::StaleRef,
+                    format!("Frame f{n} is gone (it navigated or was removed). Take a new page_snapshot."),
+                )
+            }),
+    }
+}
+
+/// The frame's cached world id, read or written.
+fn with_frame_state<T>(tab: &Tab, child: Option<u32>, f: impl FnOnce(&mut Option<i64>) -> T) -> Option<T> {
+    let mut s = tab.state();
+    match child {
+        None => Some(f(&mut s.world)),
+        Some(n) => s.children.iter_mut().find(|c| c.index == n).map(|c| f(&mut c.world)),
+    }
+}
+
+/// The execution context of the "lumo" world in a frame, with the helper installed.
+pub(super) async fn world(live: &Live, frame: &FrameRt, tab: &Tab) -> Result<i64, ToolFailure> {
+    let created = live
+        .call_in(&frame.session, "Page.createIsolatedWorld", json!({"frameId": frame.frame_id, "worldName": WORLD}))
+        .await?;
+    let id = created["executionContextId"]
+        .as_i64()
+        .ok_or_else(|| fail(ErrorCode::OperationFailed, "the browser gave no execution context"))?;
+    // Chromium reuses the world of a given name in a document, so the helper
+    // (and its refs) persist until the next navigation gives a new context.
+    if with_frame_state(tab, frame.child, |world| *world) != Some(Some(id)) {
+        let result = live
+            .call_in(
+                &frame.session,
+                "Runtime.evaluate",
+                json!({"expression": HELPER_JS, "contextId": id, "returnByValue": true}),
+            )
+            .await?;
+        thrown(&result)?;
+        with_frame_state(tab, frame.child, |world| *world = Some(id));
+    }
+    Ok(id)
+}
+
+/// The error for a call that threw in the page.
+fn thrown(result: &Value) -> Result<(), ToolFailure> {
+    match result.get("exceptionDetails") {
+        Some(details) => {
+            let text =
+                details["exception"]["description"].as_str().or(details["text"].as_str()).unwrap_or("script error");
+            Err(fail(ErrorCode::OperationFailed, format!("lumo's page helper failed: {text}")))
+        }
+        None => Ok(()),
+    }
+}
+
+/// What every call answers: its method's reply and the run of ref numbers it used.
+#[derive(Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    value: Value,
+    refs: (u64, u64),
+}
+
+/// Runs `f` with the next ref number, under the book's issuing lock, and books
+/// the run of numbers the call reports to the tab's frame. The book is the
+/// counter's one owner: the page numbers from what it is handed.
+async fn numbered<F, Fut>(live: &Live, tab: &Tab, child: Option<u32>, f: F) -> Result<Value, ToolFailure>
+where
+    F: FnOnce(Vec<Value>) -> Fut,
+    Fut: Future<Output = Result<Value, ToolFailure>>,
+{
+    let _issuing = live.refs.issuing.lock().await;
+    let ticket = vec![json!({"value": prefix(child)}), json!({"value": live.refs.next()})];
+    let result = f(ticket).await?;
+    thrown(&result)?;
+    let envelope: Envelope = serde_json::from_value(result["result"]["value"].clone()).map_err(|e| {
+        fail(ErrorCode::OperationFailed, format!("lumo's page helper gave an answer lumo cannot read ({e})"))
+    })?;
+    let (first, end) = envelope.refs;
+    live.refs.record(&tab.target_id, child, first, end);
+    Ok(envelope.value)
+}
+
+/// Calls a method of the helper on a frame's document (`None`: the main frame).
+pub(super) async fn call_page(
+    live: &Live,
+    tab: &Tab,
+    child: Option<u32>,
+    method: &str,
+    arg: Value,
+) -> Result<Value, ToolFailure> {
+    crate::page::ensure_no_dialog(tab)?;
+    let frame = frame_rt(tab, child)?;
+    let mut last_error = None;
+    // One retry: a navigation can destroy the context between the two calls.
+    for _ in 0..2 {
+        let context = world(live, &frame, tab).await?;
+        let call = numbered(live, tab, child, |ticket| {
+            let arguments = [ticket, vec![json!({"value": method}), json!({"value": arg})]].concat();
+            live.call_in(
+                &frame.session,
+                "Runtime.callFunctionOn",
+                json!({"functionDeclaration": ON_PAGE, "executionContextId": context, "arguments": arguments,
+                    "returnByValue": true, "awaitPromise": true}),
+            )
+        });
+        match call.await {
+            Ok(value) => return Ok(value),
+            Err(e) => {
+                with_frame_state(tab, child, |world| *world = None);
+                last_error = Some(e);
+            }
+        }
+    }
+    Err(last_error.unwrap_or_else(|| fail(ErrorCode::OperationFailed, "page helper unavailable")))
+}
+
+/// An element in the lumo world of its frame.
+#[derive(Debug, Clone)]
+pub(crate) struct Element {
+    /// The CDP session of the element's frame.
+    pub(crate) session: String,
+    /// Its remote object id (valid in that session).
+    pub(crate) object: String,
+    /// The child frame it lives in (`None`: the main frame).
+    pub(crate) child: Option<u32>,
+}
+
+/// Calls a method of the helper on one element.
+pub(super) async fn call_element(
+    live: &Live,
+    tab: &Tab,
+    element: &Element,
+    method: &str,
+    arg: Value,
+) -> Result<Value, ToolFailure> {
+    numbered(live, tab, element.child, |ticket| {
+        let arguments = [ticket, vec![json!({"value": method}), json!({"value": arg})]].concat();
+        live.call_in(
+            &element.session,
+            "Runtime.callFunctionOn",
+            json!({"objectId": element.object, "functionDeclaration": ON_ELEMENT, "arguments": arguments,
+                "returnByValue": true, "awaitPromise": true}),
+        )
+    })
+    .await
+}
+
+/// The element behind `r` in `child`'s world, or `None` when the page no longer has it.
+pub(super) async fn resolve(
+    live: &Live,
+    tab: &Tab,
+    child: Option<u32>,
+    r: &str,
+) -> Result<Option<Element>, ToolFailure> {
+    let Ok(frame) = frame_rt(tab, child) else { return Ok(None) };
+    let context = world(live, &frame, tab).await?;
+    let result = live
+        .call_in(
+            &frame.session,
+            "Runtime.callFunctionOn",
+            json!({"functionDeclaration": RESOLVE, "executionContextId": context, "arguments": [{"value": r}]}),
+        )
+        .await?;
+    Ok(result["result"]["objectId"].as_str().map(|object| Element {
+        session: frame.session,
+        object: object.to_string(),
+        child,
+    }))
+}
+
+/// An element the browser names by its backend node id (the `<iframe>` of a
+/// frame), as a remote object in lumo's world of the main frame.
+pub(super) async fn adopt(live: &Live, tab: &Tab, backend_node_id: &Value) -> Result<Option<Element>, ToolFailure> {
+    let main = frame_rt(tab, None)?;
+    let context = world(live, &main, tab).await?;
+    let resolved = live
+        .call(tab, "DOM.resolveNode", json!({"backendNodeId": backend_node_id, "executionContextId": context}))
+        .await?;
+    Ok(resolved["object"]["objectId"].as_str().map(|object| Element {
+        session: tab.session_id.clone(),
+        object: object.to_string(),
+        child: None,
+    }))
+}

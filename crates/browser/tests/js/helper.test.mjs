@@ -1,0 +1,370 @@
+// lumo's in-page helper, tested directly in headless Chromium: the role and
+// accessible-name rules, what counts as hidden, and how refs stay put. The
+// helper is the script build.rs assembles, installed and called as lumo does
+// (chromium.mjs). Run: node --test crates/browser/tests/js/
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { Browser, helperScript, serve } from './chromium.mjs';
+
+const GIF = 'data:image/gif;base64,R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==';
+
+const PAGES = {
+  '/names.html': `<!doctype html><title>names</title><body>
+    <span id="first">First</span> <span id="last">Name</span>
+    <input id="by" aria-labelledby="first last" aria-label="not this">
+    <input id="by-missing" aria-labelledby="no-such-id" aria-label="Fallback">
+    <input id="aria" aria-label="  Search   the site ">
+    <label for="both">Visible</label><input id="both" aria-label="Spoken">
+    <label for="email">E-mail</label><input id="email" type="email">
+    <label>Country <select id="country"><option>France</option><option>Spain</option></select></label>
+    <label>Subscribe <input id="sub" type="checkbox"></label>
+    <label for="two">Card</label><label for="two">number</label><input id="two">
+    <img id="logo" alt="Company logo" src="${GIF}" width="10" height="10">
+    <input id="go" type="image" alt="Go" src="${GIF}">
+    <button id="gear" title="Settings"></button>
+    <a id="tip" href="/t" title="Tip">Text wins</a>
+    <input id="q" placeholder="Type to search">
+    <input id="q-titled" title="Query" placeholder="Ignored">
+    <a id="more" href="/more">Read <b>more</b>
+       news</a>
+    <button id="save">Save<span hidden>draft</span><span aria-hidden="true">(Ctrl+S)</span><script>var ad = 1</script><style>b {}</style></button>
+    <input id="submit" type="submit">
+    <input id="send" type="submit" value="Send now">
+    <input id="reset" type="reset">
+    <fieldset id="ship"><legend>Shipping</legend><input id="street" placeholder="Street"></fieldset>
+    <iframe id="frame" name="ads" src="about:blank"></iframe>
+    <a id="long" href="/long">${'word '.repeat(40)}</a>
+  </body>`,
+  '/roles.html': `<!doctype html><title>roles</title><body>
+    <header id="banner">Top</header>
+    <nav id="nav"><a href="/a">A</a></nav>
+    <main id="main">
+      <h1 id="h1">One</h1><h2 id="h2">Two</h2><h3 id="h3">Three</h3><h6 id="h6">Six</h6>
+      <div id="h4" role="heading" aria-level="4">Four</div>
+      <a id="link" href="/x">With href</a> <a id="nolink">Without href</a>
+      <button id="button">Press</button>
+      <div id="explicit" role="button tab">Explicit</div>
+      <div id="clicky" onclick="void 0">Clickable div</div>
+      <input id="t-text"><input id="t-email" type="email"><input id="t-password" type="password">
+      <input id="t-search" type="search"><input id="t-number" type="number"><input id="t-range" type="range">
+      <input id="t-checkbox" type="checkbox"><input id="t-radio" type="radio">
+      <input id="t-submit" type="submit"><input id="t-reset" type="reset"><input id="t-button" type="button" value="B">
+      <input id="t-file" type="file"><input id="t-hidden" type="hidden" value="secret-hidden-input">
+      <input id="t-unknown" type="no-such-type">
+      <textarea id="textarea"></textarea>
+      <select id="one"><option>x</option></select><select id="many" multiple><option>y</option></select>
+      <select id="sized" size="3"><option>z</option></select>
+      <div id="editable" contenteditable="true">Edit me</div>
+      <ul id="ul"><li id="li">Item one</li><li>Item two</li></ul><ol id="ol"><li>First</li></ol>
+      <table id="data"><tr><th>Name</th><th>Age</th></tr><tr id="row"><td id="cell">Ada</td><td>36</td></tr></table>
+      <table id="column"><tr><th>Planets</th></tr><tr><td>Mercury</td></tr><tr><td>Venus</td></tr></table>
+      <table id="layout"><tr><td id="layout-cell"><p>A whole article laid out in a cell.</p></td><td><div>Side</div></td></tr>
+        <tr><td><p>More text</p></td><td>x</td></tr></table>
+      <form id="form" aria-label="Signup"><input aria-label="Who"></form>
+      <section id="region" aria-label="News">In the news</section>
+      <section id="section">Plain section</section>
+      <article id="article"><p id="para">Paragraph</p></article>
+      <img id="decor" alt="" src="${GIF}" width="5" height="5">
+      <details id="details" open><summary id="summary">More</summary>Inside</details>
+      <dialog id="dialog" open>Hello</dialog>
+      <progress id="progress" value="3" max="10"></progress><hr id="hr">
+    </main>
+    <aside id="aside">Aside</aside>
+    <footer id="footer">Bottom</footer>
+  </body>`,
+  '/hidden.html': `<!doctype html><title>hidden</title><body>
+    <p>Shown words</p>
+    <p style="display:none">display-none words</p>
+    <p style="visibility:hidden">visibility-hidden words</p>
+    <div aria-hidden="true"><p>aria-hidden words</p><button>aria-hidden button</button></div>
+    <p hidden>hidden-attribute words</p>
+    <script>var scriptWords = 'script words';</script>
+    <style>.style-words { color: red }</style>
+    <template><p>template words</p></template>
+    <noscript>noscript words</noscript>
+    <input type="hidden" value="hidden-input words">
+    <div style="display:contents"><button>Contents child</button></div>
+    <div style="display:none"><button id="gone-button">Display-none button</button></div>
+  </body>`,
+  '/shadow.html': `<!doctype html><title>shadow</title><body>
+    <div id="host"><span>Slotted words</span></div>
+    <script>
+      document.getElementById('host').attachShadow({ mode: 'open' }).innerHTML =
+        '<button>In the shadow</button><p hidden>Hidden in the shadow</p><slot></slot>';
+    </script>
+  </body>`,
+  '/refs.html': `<!doctype html><title>refs</title><body>
+    <ul id="list"><li><button id="alpha">Alpha</button></li><li><button id="beta">Beta</button></li></ul>
+  </body>`,
+};
+
+let browser;
+let server;
+let helper;
+
+before(async () => {
+  helper = helperScript();
+  server = await serve(PAGES);
+  browser = await Browser.launch();
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+const open = (path) => browser.open(server.url(path), helper);
+
+describe('accessible names', () => {
+  let page;
+  before(async () => { page = await open('/names.html'); });
+
+  const cases = [
+    ['#by', 'textbox "First Name"', 'aria-labelledby joins the texts of the ids it names, before aria-label'],
+    ['#by-missing', 'textbox "Fallback"', 'aria-labelledby that names nothing falls back to aria-label'],
+    ['#aria', 'textbox "Search the site"', 'aria-label, with white space squashed'],
+    ['#both', 'textbox "Spoken"', 'aria-label before a <label for>'],
+    ['#email', 'textbox "E-mail"', '<label for>'],
+    ['#country', 'combobox "Country"', 'a wrapping <label>, without the options of the select it wraps'],
+    ['#sub', 'checkbox "Subscribe"', 'a wrapping <label> of a checkbox'],
+    ['#two', 'textbox "Card number"', 'two <label for> join'],
+    ['#logo', 'img "Company logo"', 'alt of an image'],
+    ['#go', 'button "Go"', 'alt of an image button'],
+    ['#gear', 'button "Settings"', 'title when there is no content'],
+    ['#tip', 'link "Text wins"', 'content before title'],
+    ['#q', 'textbox "Type to search"', 'placeholder'],
+    ['#q-titled', 'textbox "Query"', 'title before placeholder'],
+    ['#more', 'link "Read more news"', 'text content across elements, white space squashed'],
+    ['#save', 'button "Save"', 'content leaves out hidden, aria-hidden, script and style'],
+    ['#submit', 'button "Submit"', 'a submit input without a value'],
+    ['#send', 'button "Send now"', 'a submit input by its value'],
+    ['#ship', 'group "Shipping"', 'a fieldset by its legend'],
+    ['#frame', 'iframe "ads"', 'an iframe by its name'],
+  ];
+  for (const [selector, want, rule] of cases) {
+    test(`${rule}: ${selector} is ${want}`, async () => {
+      assert.equal(await page.described(selector), want);
+    });
+  }
+
+  test('a reset input has no name of its own', async () => {
+    assert.equal(await page.described('#reset'), 'button');
+  });
+
+  test('a long name is cut at 100 characters in answers', async () => {
+    const name = await page.described('#long');
+    assert.match(name, /^link "(word ){19}word…"$/);
+    assert.equal(JSON.parse(name.slice('link '.length)).length, 100);
+  });
+
+  test('the snapshot shows the same names', async () => {
+    const text = await page.snapshot();
+    for (const line of ['textbox "First Name"', 'combobox "Country"', 'button "Save"', 'group "Shipping"', 'link "Read more news"']) {
+      assert.ok(text.includes(`- ${line} [`), `${line} in:\n${text}`);
+    }
+    assert.ok(!text.includes('France, Spain') || text.includes('options: "France", "Spain"'), text);
+  });
+});
+
+describe('implicit and explicit roles', () => {
+  let page;
+  let text;
+  before(async () => {
+    page = await open('/roles.html');
+    text = await page.snapshot();
+  });
+
+  const roles = [
+    ['#banner', 'banner'], ['#nav', 'navigation'], ['#main', 'main'], ['#aside', 'complementary'], ['#footer', 'contentinfo'],
+    ['#form', 'form "Signup"'], ['#region', 'region "News"'], ['#article', 'article'], ['#para', 'paragraph'],
+    ['#link', 'link "With href"'], ['#button', 'button "Press"'], ['#explicit', 'button "Explicit"'],
+    ['#t-text', 'textbox'], ['#t-email', 'textbox'], ['#t-password', 'textbox'], ['#t-search', 'searchbox'],
+    ['#t-number', 'spinbutton'], ['#t-range', 'slider'], ['#t-checkbox', 'checkbox'], ['#t-radio', 'radio'],
+    ['#t-submit', 'button "Submit"'], ['#t-reset', 'button'], ['#t-button', 'button "B"'], ['#t-file', 'button'],
+    ['#t-unknown', 'textbox'], ['#textarea', 'textbox'],
+    ['#one', 'combobox'], ['#many', 'listbox'], ['#sized', 'listbox'], ['#editable', 'textbox'],
+    ['#ul', 'list'], ['#ol', 'list'], ['#li', 'listitem "Item one"'],
+    ['#data', 'table'], ['#data th', 'columnheader "Name"'], ['#row', 'row'], ['#cell', 'cell "Ada"'],
+    ['#details', 'group'], ['#summary', 'button "More"'], ['#dialog', 'dialog'], ['#progress', 'progressbar'], ['#hr', 'separator'],
+  ];
+  for (const [selector, want] of roles) {
+    test(`${selector} is ${want}`, async () => {
+      assert.equal(await page.described(selector), want);
+    });
+  }
+
+  test('elements without a role are described by their tag', async () => {
+    assert.equal(await page.described('#nolink'), 'a');
+    assert.equal(await page.described('#section'), 'section');
+    assert.equal(await page.described('#decor'), 'img', 'alt="" makes an image presentational');
+    assert.equal(await page.described('#layout-cell'), 'td', 'a layout table has no cells');
+    assert.equal(await page.described('#clicky'), 'div');
+  });
+
+  test('headings carry their level, from the tag or aria-level', () => {
+    for (const [name, level] of [['One', 1], ['Two', 2], ['Three', 3], ['Six', 6], ['Four', 4]]) {
+      assert.match(text, new RegExp(`- heading "${name}" \\[e\\d+\\] level=${level}\\n`), text);
+    }
+  });
+
+  test('a link without href is text, not a link', () => {
+    assert.ok(!text.includes('link "Without href"'), text);
+    assert.ok(text.includes('Without href'), text);
+  });
+
+  test('a data table reads as rows of cells; a layout table as its content', () => {
+    assert.match(text, /- table \[e\d+\]\n\s+- row: Name \| Age\n\s+- row: Ada \| 36\n/, text);
+    assert.ok(text.includes('- paragraph: "A whole article laid out in a cell."'), text);
+    assert.ok(!/row: .*A whole article/.test(text), text);
+  });
+
+  test('header cells make a data table even with one column', () => {
+    assert.match(text, /- table \[e\d+\]\n\s+- row: Planets\n\s+- row: Mercury\n\s+- row: Venus\n/, text);
+  });
+
+  test('lists and list items', () => {
+    assert.match(text, /- list \[e\d+\]\n\s+- listitem "Item one"\n\s+- listitem "Item two"\n/, text);
+  });
+
+  test('actionable elements without a role get a ref; hidden inputs and presentational images do not show', () => {
+    assert.match(text, /- generic "Clickable div" \[e\d+\]/, text);
+    assert.ok(!text.includes('secret-hidden-input'), text);
+    assert.ok(!/- img\b/.test(text), text);
+  });
+
+  test('a section without a name is no region', () => {
+    assert.ok(!text.includes('region "Plain section"'), text);
+    assert.match(text, /- region "News" \[e\d+\]/, text);
+  });
+});
+
+describe('hidden content', () => {
+  let page;
+  let text;
+  before(async () => {
+    page = await open('/hidden.html');
+    text = await page.snapshot();
+  });
+
+  test('the snapshot shows what is rendered', () => {
+    assert.ok(text.includes('Shown words'), text);
+    assert.match(text, /- button "Contents child" \[e\d+\]/, 'display:contents keeps its children');
+  });
+
+  for (const words of ['display-none', 'visibility-hidden', 'aria-hidden', 'hidden-attribute', 'script words', 'style-words',
+    'template words', 'noscript words', 'hidden-input words', 'Display-none button']) {
+    test(`the snapshot leaves out ${words}`, () => {
+      assert.ok(!text.includes(words), text);
+    });
+  }
+
+  test('page_find does not report elements that are not rendered', async () => {
+    const find = (text) => page.call('find', { text, role: null, regex: false, limit: 20 });
+    const shown = await find('Shown words');
+    assert.match(shown.text, /^- paragraph "Shown words" \[e\d+\]$/);
+    assert.equal(shown.total, 1);
+    for (const words of ['display-none', 'visibility-hidden', 'hidden-attribute', 'script words', 'style-words',
+      'template words', 'noscript words', 'hidden-input words', 'Display-none button']) {
+      const found = await find(words);
+      assert.equal(found.total, 0, `${words}: ${found.text}`);
+    }
+  });
+
+  test('an element with no box cannot be aimed at', async () => {
+    const aim = await page.on('#gone-button', 'aim');
+    assert.equal(aim.spot, null);
+    assert.match(aim.name, /^button "Display-none button" \[e\d+\]$/);
+  });
+});
+
+test('open shadow roots are read, with their slotted content', async () => {
+  const page = await open('/shadow.html');
+  const text = await page.snapshot();
+  assert.match(text, /- button "In the shadow" \[e\d+\]/, text);
+  assert.ok(text.includes('Slotted words'), text);
+  assert.ok(!text.includes('Hidden in the shadow'), text);
+  const found = await page.call('find', { text: 'in the shadow', role: 'button', regex: false, limit: 5 });
+  assert.equal(found.total, 1, found.text);
+});
+
+describe('refs', () => {
+  test('stay with their element across snapshots, finds, actions and DOM changes', async () => {
+    const page = await open('/refs.html');
+    const first = await page.snapshot();
+    const ref = (text, name) => text.match(new RegExp(`button "${name}" \\[(e\\d+)\\]`))?.[1];
+    const alpha = ref(first, 'Alpha');
+    const beta = ref(first, 'Beta');
+    assert.ok(alpha && beta && alpha !== beta, first);
+
+    assert.equal(await page.snapshot(), first, 'the same page, the same snapshot');
+    const found = await page.call('find', { text: 'beta', role: null, regex: false, limit: 5 });
+    assert.equal(ref(found.text, 'Beta'), beta, found.text);
+    assert.equal((await page.on('#alpha', 'aim')).name, `button "Alpha" [${alpha}]`);
+
+    await page.run(() => {
+      const b = document.createElement('button');
+      b.textContent = 'Gamma';
+      document.getElementById('list').prepend(b);
+    });
+    const after = await page.snapshot();
+    assert.equal(ref(after, 'Alpha'), alpha, after);
+    assert.equal(ref(after, 'Beta'), beta, after);
+    const gamma = ref(after, 'Gamma');
+    assert.ok(Number(gamma.slice(1)) > Math.max(Number(alpha.slice(1)), Number(beta.slice(1))), after);
+
+    assert.equal(await page.call('refState', beta), 'shown');
+    await page.run(() => { document.getElementById('beta').style.display = 'none'; });
+    assert.equal(await page.call('refState', beta), 'hidden');
+    await page.run(() => { document.getElementById('beta').remove(); });
+    assert.equal(await page.call('refState', beta), 'gone');
+    assert.equal(await page.call('snapshot', { ref: beta, maxBytes: 1000, offset: 0 }), null, 'a gone subtree is null');
+    assert.equal(await page.call('refState', 'e99999'), 'gone', 'a ref never given out');
+  });
+
+  test('are numbered from the counter lumo hands over, never back below the page\'s own', async () => {
+    const page = await open('/refs.html');
+    page.next = 500;
+    const text = await page.snapshot();
+    assert.match(text, /- list \[e500\]\n\s+- button "Alpha" \[e501\]/, text);
+    assert.deepEqual(page.refs, [500, page.next], 'the call reports the run it used');
+    assert.ok(page.next > 500);
+
+    // A lower number (lumo lost a run to a timeout) does not make the page reuse one.
+    const end = page.next;
+    page.next = 10;
+    await page.run(() => { document.body.append(Object.assign(document.createElement('button'), { textContent: 'Late' })); });
+    const late = await page.snapshot();
+    assert.match(late, new RegExp(`button "Late" \\[e${end}\\]`), late);
+    assert.deepEqual(page.refs, [end, end + 1]);
+    assert.match(late, /button "Alpha" \[e501\]/, 'old refs stay');
+
+    // A call that makes no ref reports an empty run.
+    await page.call('refState', 'e501');
+    assert.equal(page.refs[0], page.refs[1]);
+  });
+
+  test('carry the prefix of their frame', async () => {
+    const page = await open('/refs.html');
+    page.prefix = 'f3e';
+    page.next = 7;
+    const text = await page.snapshot();
+    assert.match(text, /- list \[f3e7\]\n\s+- button "Alpha" \[f3e8\]/, text);
+    assert.equal(await page.call('refState', 'f3e8'), 'shown');
+  });
+});
+
+describe('the contract', () => {
+  test('an unknown method is an error that names it', async () => {
+    const page = await open('/refs.html');
+    await assert.rejects(page.call('noSuchMethod'), /lumo helper has no method noSuchMethod/);
+    await assert.rejects(page.on('#alpha', 'snapshot'), /lumo helper has no method snapshot/, 'page methods are not element methods');
+  });
+
+  test('a control of the wrong kind is refused with its description', async () => {
+    const page = await open('/refs.html');
+    const refused = await page.on('#alpha', 'toggleState');
+    assert.match(refused.refused, /^button "Alpha" \[e\d+\] is not a checkbox, radio or switch$/);
+  });
+});
