@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use crate::error::BrowserError;
 use crate::helper;
 use crate::page::wait_until;
 use crate::session::Live;
 use crate::tab::{Marks, Tab};
-use crate::tool::{ToolOutput, ToolResult};
+use crate::tool::{Outcome, ToolOutput};
 
 /// How many change lines an answer carries at most.
 const CHANGE_LINES: u64 = 12;
@@ -38,9 +39,9 @@ pub(crate) enum Reach {
 }
 
 /// Runs `action` on the tab and builds the answer around the sentence it returns.
-pub(crate) async fn act<F>(live: &Live, tab: &Tab, reach: Reach, action: F) -> ToolResult
+pub(crate) async fn act<F>(live: &Live, tab: &Tab, reach: Reach, action: F) -> Outcome
 where
-    F: Future<Output = Result<String, lumo_protocol::ToolFailure>>,
+    F: Future<Output = Result<String, BrowserError>>,
 {
     let (before, url, title) = {
         let s = tab.state();

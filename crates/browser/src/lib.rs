@@ -27,6 +27,7 @@
 //! ```
 
 mod action;
+mod error;
 pub mod extractors;
 mod helper;
 pub mod origin;
@@ -40,9 +41,10 @@ mod tools;
 mod url_policy;
 mod webmcp;
 
+pub use error::BrowserError;
 pub use schema::sanitize_page_schema;
 pub use session::{BrowserSource, Session};
-pub use tool::{Hints, Image, Tool, ToolOutput, ToolResult, ToolSpec, fail, parse_args, schema_of};
-pub use tools::{builtin_tools, page_tool_not_listed, webmcp_list_bound};
+pub use tool::{Hints, Image, Tool, ToolError, ToolOutput, ToolResult, ToolSpec, fail, parse_args, schema_of};
+pub use tools::{Routed, builtin_tools, is_page_tool_call, route};
 pub use url_policy::UrlPolicy;
 pub use webmcp::{PageBindings, PageTool, Unresolved, exposed_name, page_tool, schema_summary, unavailable_page_tool};

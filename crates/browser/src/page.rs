@@ -4,16 +4,18 @@
 
 use std::time::{Duration, Instant};
 
+use lumo_protocol::{ErrorCode, ToolFailure};
+
+use crate::error::{BrowserError, refuse};
 use crate::refs::{self, Owner};
 use crate::session::Live;
 use crate::tab::{Tab, TabState};
 use crate::tool::fail;
-use lumo_protocol::{ErrorCode, ToolFailure};
 
 /// Refuses page access while a dialog blocks the page's scripts.
-pub(crate) fn ensure_no_dialog(tab: &Tab) -> Result<(), ToolFailure> {
+pub(crate) fn ensure_no_dialog(tab: &Tab) -> Result<(), BrowserError> {
     match &tab.state().dialog {
-        Some(d) => Err(fail(
+        Some(d) => Err(refuse(
             ErrorCode::InvalidState,
             format!(
                 "A {} dialog is open ({:?}); the page is blocked. Answer it with page_dialog first.",
@@ -37,7 +39,7 @@ pub(crate) fn check_ref(r: &str) -> Result<(), ToolFailure> {
 /// The frame of `tab` where `r` may be looked up (`None`: the main frame), or
 /// why it may not: malformed, never given out, or given out in another tab.
 /// A ref must never reach an element of a tab other than the one acted on.
-pub(crate) fn ref_frame(live: &Live, tab: &Tab, r: &str) -> Result<Option<u32>, ToolFailure> {
+pub(crate) fn ref_frame(live: &Live, tab: &Tab, r: &str) -> Result<Option<u32>, BrowserError> {
     let parsed = refs::check(r)?;
     enum Verdict {
         Here,
@@ -53,7 +55,7 @@ pub(crate) fn ref_frame(live: &Live, tab: &Tab, r: &str) -> Result<Option<u32>, 
     });
     match verdict {
         Verdict::Here => Ok(parsed.child),
-        Verdict::Never => Err(fail(
+        Verdict::Never => Err(refuse(
             ErrorCode::NotFound,
             format!("{r} was never given out in this tab; take a page_snapshot (or page_find) and use a ref from it."),
         )),
@@ -71,7 +73,7 @@ pub(crate) fn ref_frame(live: &Live, tab: &Tab, r: &str) -> Result<Option<u32>, 
                 index_of(&target).is_none()
             };
             if elsewhere {
-                return Err(fail(
+                return Err(refuse(
                     ErrorCode::NotFound,
                     format!(
                         "{r} was never given out in this tab; take a page_snapshot (or page_find) and use a ref from it."
@@ -79,13 +81,13 @@ pub(crate) fn ref_frame(live: &Live, tab: &Tab, r: &str) -> Result<Option<u32>, 
                 ));
             }
             match (index_of(&target), index_of(&tab.target_id)) {
-                (Some(theirs), Some(ours)) => Err(fail(
+                (Some(theirs), Some(ours)) => Err(refuse(
                     ErrorCode::InvalidState,
                     format!(
                         "{r} belongs to tab {theirs}, not the current tab {ours}; select it with browser_tabs {{action: \"select\", index: {theirs}}} to act there, or take a page_snapshot of this tab."
                     ),
                 )),
-                _ => Err(fail(
+                _ => Err(refuse(
                     ErrorCode::StaleRef,
                     format!(
                         "{r} belonged to a tab that is closed now; take a page_snapshot of this tab and use its refs."

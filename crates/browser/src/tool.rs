@@ -6,6 +6,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use lumo_protocol::{ErrorCode, ToolFailure};
+
+use crate::error::BrowserError;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -68,9 +70,6 @@ pub struct ToolOutput {
     pub structured: Option<Value>,
     /// Images.
     pub images: Vec<Image>,
-    /// A business failure whose details are page content (in `page_text`): the call
-    /// fails, and the page's words stay fenced as untrusted.
-    pub failure: Option<ToolFailure>,
     /// The caller asked to see credentials (`show_secrets`): the gate then hides only
     /// the secrets the user listed, not every credential-shaped value.
     pub secrets_shown: bool,
@@ -80,10 +79,6 @@ impl ToolOutput {
     /// A plain text answer.
     pub fn text(text: impl Into<String>) -> Self {
         Self { text: text.into(), ..Self::default() }
-    }
-    /// A failure explained by the page's own words.
-    pub fn page_failure(failure: ToolFailure, page_text: impl Into<String>) -> Self {
-        Self { failure: Some(failure), page_text: Some(page_text.into()), ..Self::default() }
     }
     /// Adds page content.
     pub fn with_page_text(mut self, text: impl Into<String>) -> Self {
@@ -102,8 +97,53 @@ impl ToolOutput {
     }
 }
 
-/// A tool's result.
-pub type ToolResult = Result<ToolOutput, ToolFailure>;
+/// Why a tool failed, as the agent reads it: the failure (code and lumo's
+/// message) and, when the page explained it, the page's words (fenced as
+/// untrusted by the gate) and what it answered. Every failure of a tool is an
+/// `Err` of this type: no answer carries a failure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolError {
+    /// The error code.
+    pub code: ErrorCode,
+    /// lumo's own words: what was wrong and what to do.
+    pub message: String,
+    /// The page's words about it, if it gave any.
+    pub page_text: Option<String>,
+    /// Machine-readable details from the page, kept next to the error envelope.
+    pub details: Option<Value>,
+}
+
+impl ToolError {
+    /// The protocol's failure: code and message.
+    pub fn failure(&self) -> ToolFailure {
+        ToolFailure::new(self.code, self.message.clone())
+    }
+}
+
+impl From<ToolFailure> for ToolError {
+    fn from(failure: ToolFailure) -> Self {
+        Self { code: failure.code, message: failure.message, page_text: None, details: None }
+    }
+}
+
+impl From<BrowserError> for ToolError {
+    /// The tool boundary: the one place a typed browser error becomes what the agent reads.
+    fn from(error: BrowserError) -> Self {
+        let (failure, page_text, details) = error.into_parts();
+        Self { page_text, details, ..Self::from(failure) }
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+/// A tool's result at the boundary.
+pub type ToolResult = Result<ToolOutput, ToolError>;
+/// A step's result inside the crate: failures stay typed until the boundary.
+pub(crate) type Outcome = Result<ToolOutput, BrowserError>;
 type BoxFuture = Pin<Box<dyn Future<Output = ToolResult> + Send>>;
 type Handler<C> = Arc<dyn Fn(C, Value) -> BoxFuture + Send + Sync>;
 
@@ -122,11 +162,12 @@ impl<C> Clone for Tool<C> {
 
 impl<C: Send + 'static> Tool<C> {
     /// Makes a tool from a handler taking typed arguments `A`; the schema comes from `A`.
-    pub fn new<A, F, Fut>(name: &str, description: &str, hints: Hints, handler: F) -> Self
+    pub fn new<A, F, Fut, E>(name: &str, description: &str, hints: Hints, handler: F) -> Self
     where
         A: DeserializeOwned + JsonSchema + Send + 'static,
         F: Fn(C, A) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ToolResult> + Send + 'static,
+        Fut: Future<Output = Result<ToolOutput, E>> + Send + 'static,
+        E: Into<ToolError>,
     {
         let handler = Arc::new(handler);
         Self {
@@ -141,7 +182,7 @@ impl<C: Send + 'static> Tool<C> {
                 let handler = handler.clone();
                 Box::pin(async move {
                     let args: A = parse_args(args)?;
-                    handler(ctx, args).await
+                    handler(ctx, args).await.map_err(Into::into)
                 })
             }),
         }
@@ -152,7 +193,7 @@ impl<C: Send + 'static> Tool<C> {
     where
         C: Clone,
         F: Fn(C, ToolOutput) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ToolOutput> + Send + 'static,
+        Fut: Future<Output = Outcome> + Send + 'static,
     {
         let inner = self.handler.clone();
         let step = Arc::new(step);
@@ -161,7 +202,7 @@ impl<C: Send + 'static> Tool<C> {
             let step = step.clone();
             Box::pin(async move {
                 let output = inner(ctx.clone(), args).await?;
-                Ok(step(ctx, output).await)
+                Ok(step(ctx, output).await?)
             })
         });
         self

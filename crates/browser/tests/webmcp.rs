@@ -59,7 +59,7 @@ async fn call(session: &Arc<Session>, name: &str, input: Value) -> ToolResult {
     };
     let tool = match resolved {
         Ok(tool) => tool,
-        Err(lumo_browser::Unresolved::Failed(failure)) => return Err(failure),
+        Err(lumo_browser::Unresolved::Failed(failure)) => return Err(failure.into()),
         Err(lumo_browser::Unresolved::NotListed) => panic!("no page tool {name}"),
     };
     page_tool(&tool).call(session.clone(), input).await
@@ -134,11 +134,10 @@ async fn invocation_results_errors_and_big_outputs() {
     assert_eq!(out.structured, Some(json!({"items": ["tea 1"]})));
 
     // The page's error text is page content: it comes as fenced page text, never in lumo's own message.
-    let out = call(&session, "webmcp_fail", json!({})).await.unwrap();
-    let err = out.failure.expect("a failure");
+    let err = call(&session, "webmcp_fail", json!({})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::OperationFailed);
     assert!(!err.message.contains("the shop is closed"), "{}", err.message);
-    assert!(out.page_text.unwrap_or_default().contains("the shop is closed"));
+    assert!(err.page_text.unwrap_or_default().contains("the shop is closed"));
 
     let out = call(&session, "webmcp_big", json!({"n": 20000})).await.unwrap();
     assert_eq!(out.structured.unwrap()["rows"].as_array().unwrap().len(), 20000);

@@ -15,7 +15,7 @@ use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::CdpError;
+use crate::error::CdpError;
 
 /// How long [`Connection::call`] waits for an answer.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -69,11 +69,6 @@ impl std::fmt::Debug for Connection {
 }
 
 impl Connection {
-    /// Opens a WebSocket to `ws_url` (a `ws://…/devtools/browser/…` address).
-    pub async fn connect(ws_url: &str) -> Result<Self, CdpError> {
-        crate::websocket::connect(ws_url).await
-    }
-
     /// Runs CDP over any carrier: `incoming` yields each message the browser
     /// sends (an `Err` or the end of the stream means the carrier is gone);
     /// `outgoing` takes each message to send. One task reads, one writes;

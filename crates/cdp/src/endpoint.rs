@@ -7,7 +7,8 @@ use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
-use crate::{CdpError, Connection};
+use crate::connection::Connection;
+use crate::error::CdpError;
 
 /// How long reading `/json/version` may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);

@@ -63,6 +63,13 @@ pub enum CdpError {
 /// reports such failures as `unavailable`.
 pub const CARRIER_UNAVAILABLE: i64 = -32090;
 
+/// The browser's code for a command whose parameters name nothing it has
+/// (JSON-RPC "invalid params": e.g. `WebMCP.invokeTool` of a tool the frame no longer has).
+pub const INVALID_PARAMS: i64 = -32602;
+
+/// The browser's code for a command it cannot carry out in the state it is in
+/// (JSON-RPC "server error": e.g. `Page.handleJavaScriptDialog` with no dialog showing).
+pub const SERVER_ERROR: i64 = -32000;
 /// The method of the event a carrier (the bridge relay) sends lumo when it is
 /// connected to the browser again after a gap: events of the gap may be lost,
 /// so lumo re-reads its tabs and their main frames.

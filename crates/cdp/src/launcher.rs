@@ -15,7 +15,8 @@ use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 
-use crate::{CdpError, Connection};
+use crate::connection::Connection;
+use crate::error::CdpError;
 
 /// How long a starting browser may take to answer its first command.
 const START_TIMEOUT: Duration = Duration::from_secs(30);

@@ -34,6 +34,6 @@ mod websocket;
 
 pub use connection::{Connection, DEFAULT_CALL_TIMEOUT, Event};
 pub use endpoint::connect_endpoint;
-pub use error::{CARRIER_RESUMED, CARRIER_UNAVAILABLE, CdpError};
+pub use error::{CARRIER_RESUMED, CARRIER_UNAVAILABLE, CdpError, INVALID_PARAMS, SERVER_ERROR};
 pub use launcher::{Browser, LaunchOptions, find_browser};
 pub use profile::sweep_stale_profiles;

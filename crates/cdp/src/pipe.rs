@@ -11,8 +11,9 @@ use futures_util::Stream;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
 
+use crate::connection::Connection;
 use crate::connection::MAX_MESSAGE;
-use crate::{CdpError, Connection};
+use crate::error::CdpError;
 
 /// Runs a [`Connection`] over the two pipe ends lumo keeps: `from_browser`
 /// (the browser's fd 4) and `to_browser` (the browser's fd 3).

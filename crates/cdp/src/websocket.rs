@@ -5,8 +5,16 @@ use futures_util::{SinkExt, StreamExt};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
+use crate::connection::Connection;
 use crate::connection::MAX_MESSAGE;
-use crate::{CdpError, Connection};
+use crate::error::CdpError;
+
+impl Connection {
+    /// Opens a WebSocket to `ws_url` (a `ws://…/devtools/browser/…` address).
+    pub async fn connect(ws_url: &str) -> Result<Self, CdpError> {
+        connect(ws_url).await
+    }
+}
 
 /// Opens a WebSocket to `ws_url` and runs a [`Connection`] over it.
 pub(crate) async fn connect(ws_url: &str) -> Result<Connection, CdpError> {

@@ -282,7 +282,8 @@ async fn open_for_webmcp(
     if opened.is_error {
         return Ok(Err(NotReady::Unsupported(format!("could not open {url}: {}", opened.text))));
     }
-    let available = session.webmcp_available().await.map_err(|e| anyhow::anyhow!(e.message))?;
+    let available =
+        session.webmcp_available().await.map_err(|e| anyhow::anyhow!(lumo_browser::ToolError::from(e).message))?;
     if !available {
         return Ok(Err(NotReady::Unsupported(format!(
             "the page has no document.modelContext: this browser has no WebMCP (it needs Chromium with --enable-features=WebMCP), or {url} is not a secure context (https, http://localhost, http://127.0.0.1)"

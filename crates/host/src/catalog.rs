@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use lumo_browser::{PageBindings, PageTool, Session, Tool, ToolSpec, Unresolved};
+use lumo_browser::{PageBindings, PageTool, Routed, Session, Tool, ToolSpec};
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -44,6 +44,21 @@ pub(crate) struct Resolved {
     pub(crate) page: Option<PageTool>,
     /// The provider extension it runs in, if it is a provider tool.
     pub(crate) provider: Option<String>,
+    /// The tool the call named and its arguments, when the browser routed it
+    /// elsewhere: checked against that tool's schema first.
+    pub(crate) addressed: Option<(ToolSpec, Value)>,
+}
+
+impl Resolved {
+    fn to(tool: Tool<Arc<Session>>, args: Value) -> Self {
+        Self { tool, args, page: None, provider: None, addressed: None }
+    }
+}
+
+impl From<Routed> for Resolved {
+    fn from(r: Routed) -> Self {
+        Self { tool: r.tool, args: r.args, page: r.page, provider: None, addressed: r.addressed }
+    }
 }
 
 impl Catalog {
@@ -142,9 +157,10 @@ impl Catalog {
     }
 
     /// A tool by name, with the arguments it runs with, for the session that
-    /// was shown `bindings`. `webmcp_call {name, input}` routes to the page tool
-    /// so that it passes the same checks; `webmcp_list` binds what it lists.
-    /// `None`: no such tool (a page tool name this session never listed included).
+    /// was shown `bindings`. The browser routes the names it must (tools that
+    /// act per session or route to a page tool, [`lumo_browser::route`]); the
+    /// rest are built-ins. `None`: no such tool (a page tool name this session
+    /// never listed included).
     pub(crate) fn resolve(
         &self,
         browser: &Session,
@@ -152,62 +168,19 @@ impl Catalog {
         args: Value,
         bindings: &Arc<PageBindings>,
     ) -> Option<Resolved> {
-        if name == "webmcp_list" {
-            return Some(Resolved {
-                tool: lumo_browser::webmcp_list_bound(bindings.clone()),
-                args,
-                page: None,
-                provider: None,
-            });
-        }
-        if name == "webmcp_call" {
-            let target = args["name"].as_str().map(str::to_string);
-            if let Some(target) = target {
-                let input = args.get("input").cloned().unwrap_or_else(|| Value::Object(Default::default()));
-                // Through webmcp_call an unlisted name is a tool failure that says what to do.
-                return Some(self.page_tool(browser, &target, input, bindings).unwrap_or_else(|args| Resolved {
-                    tool: lumo_browser::unavailable_page_tool(
-                        "webmcp_call",
-                        lumo_browser::page_tool_not_listed(&target),
-                    ),
-                    args,
-                    page: None,
-                    provider: None,
-                }));
-            }
-        }
+        let args = match lumo_browser::route(browser, name, args, bindings) {
+            Ok(routed) => return Some(routed.into()),
+            Err(args) => args,
+        };
         if let Some(&i) = self.index.get(name) {
-            return Some(Resolved { tool: self.builtin[i].clone(), args, page: None, provider: None });
+            return Some(Resolved::to(self.builtin[i].clone(), args));
         }
-        if let Some((tool, id)) = self.provider(name) {
-            return Some(Resolved { tool, args, page: None, provider: Some(id) });
-        }
-        if name.starts_with("webmcp_") { self.page_tool(browser, name, args, bindings).ok() } else { None }
+        self.provider(name).map(|(tool, id)| Resolved { provider: Some(id), ..Resolved::to(tool, args) })
     }
 
     /// A built-in tool's spec.
-    pub(crate) fn builtin_spec(&self, name: &str) -> Option<&ToolSpec> {
+    fn builtin_spec(&self, name: &str) -> Option<&ToolSpec> {
         self.index.get(name).map(|&i| &self.builtin[i].spec)
-    }
-
-    /// The page tool `name` is bound to; `Err(args)` when the session never listed it.
-    fn page_tool(
-        &self,
-        browser: &Session,
-        name: &str,
-        args: Value,
-        bindings: &PageBindings,
-    ) -> Result<Resolved, Value> {
-        match browser.resolve_page_tool(name, bindings) {
-            Ok(page) => Ok(Resolved { tool: lumo_browser::page_tool(&page), args, page: Some(page), provider: None }),
-            Err(Unresolved::Failed(failure)) => Ok(Resolved {
-                tool: lumo_browser::unavailable_page_tool(name, failure),
-                args,
-                page: None,
-                provider: None,
-            }),
-            Err(Unresolved::NotListed) => Err(args),
-        }
     }
 
     /// The browser session the built-in tools drive.

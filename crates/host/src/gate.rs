@@ -388,16 +388,16 @@ impl Gate {
         confirm: Option<Confirmer>,
         trail: &mut Trail,
     ) -> Result<GateOutput, CallError> {
-        // webmcp_call's own shape first; the page tool's schema is checked below.
-        if let Some(spec) = self.catalog.builtin_spec(name).filter(|s| s.name == "webmcp_call")
-            && let Err(failure) = self.validate(spec, &args)
-        {
-            return Ok(failed(failure));
-        }
         let resolved = self
             .catalog
             .resolve(browser, name, args, bindings)
             .ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
+        // A call routed elsewhere (to a page tool) is checked against the tool it named first.
+        if let Some((spec, args)) = &resolved.addressed
+            && let Err(failure) = self.validate(spec, args)
+        {
+            return Ok(failed(failure));
+        }
         let (tool, args) = (resolved.tool, resolved.args);
         trail.resolved(&tool.spec, resolved.page.as_ref(), name);
         if let Some(extension) = &resolved.provider {
@@ -475,42 +475,43 @@ impl Gate {
         let run = tool.call(browser.clone(), args);
         let result = tokio::select! {
             result = tokio::time::timeout(CALL_TIMEOUT, run) => result.unwrap_or_else(|_| {
-                Err(ToolFailure::new(ErrorCode::Timeout, format!("{name} did not finish within {}s", CALL_TIMEOUT.as_secs())))
+                Err(ToolFailure::new(ErrorCode::Timeout, format!("{name} did not finish within {}s", CALL_TIMEOUT.as_secs())).into())
             }),
-            () = cancel.cancelled() => Err(ToolFailure::new(ErrorCode::Cancelled, "cancelled by the client")),
+            () = cancel.cancelled() => Err(ToolFailure::new(ErrorCode::Cancelled, "cancelled by the client").into()),
         };
         // Page tools' answers are the page's; a built-in tool declares whether its are.
         let untrusted = tool.spec.untrusted_output || resolved.page.is_some();
-        Ok(match result {
+        let (mut text, images, structured, is_error) = match result {
             Ok(output) => {
                 trail.shaping =
                     Shaping { untrusted: untrusted || output.page_text.is_some(), secrets_shown: output.secrets_shown };
-                // A failure whose details are the page's words: an error, with those words fenced.
-                let (mut text, structured, is_error) = match output.failure {
-                    Some(f) => {
-                        // Keep the tool's details next to the envelope (e.g. what the page reported).
-                        let mut envelope = f.to_json();
-                        if let (Some(env), Some(Value::Object(details))) = (envelope.as_object_mut(), output.structured)
-                        {
-                            details.into_iter().filter(|(k, _)| k != "ok" && k != "error").for_each(|(k, v)| {
-                                env.insert(k, v);
-                            });
-                        }
-                        (format!("Error [{}]: {}", f.code, f.message), Some(envelope), true)
-                    }
-                    None => (output.text, output.structured, false),
-                };
+                let mut text = output.text;
                 if let Some(page) = output.page_text {
                     text.push('\n');
                     text.push_str(&fence(&page));
                 }
-                if lumo_protocol::text::truncate(&mut text, MAX_ANSWER_BYTES) {
-                    text.push_str("\n[answer cut at the size limit]");
-                }
-                GateOutput { text, images: output.images, structured, is_error }
+                (text, output.images, output.structured, false)
             }
-            Err(failure) => failed(failure),
-        })
+            Err(error) => {
+                let failure = error.failure();
+                let Some(page) = error.page_text else { return Ok(failed(failure)) };
+                // A failure whose details are the page's words: an error, with those words fenced.
+                trail.shaping = Shaping { untrusted: true, secrets_shown: false };
+                // Keep the tool's details next to the envelope (e.g. what the page reported).
+                let mut envelope = failure.to_json();
+                if let (Some(env), Some(Value::Object(details))) = (envelope.as_object_mut(), error.details) {
+                    details.into_iter().filter(|(k, _)| k != "ok" && k != "error").for_each(|(k, v)| {
+                        env.insert(k, v);
+                    });
+                }
+                let text = format!("Error [{}]: {}\n{}", failure.code, failure.message, fence(&page));
+                (text, Vec::new(), Some(envelope), true)
+            }
+        };
+        if lumo_protocol::text::truncate(&mut text, MAX_ANSWER_BYTES) {
+            text.push_str("\n[answer cut at the size limit]");
+        }
+        Ok(GateOutput { text, images, structured, is_error })
     }
 
     fn validate(&self, spec: &ToolSpec, args: &Value) -> Result<(), ToolFailure> {
@@ -585,9 +586,9 @@ impl Trail {
     }
 }
 
-/// The source a call belongs to by its name alone (page tools are `webmcp_*`).
+/// The source a call belongs to by its name alone (the browser knows its page tools).
 fn source_of(name: &str) -> &'static str {
-    if name.starts_with("webmcp_") && name != "webmcp_list" { "page" } else { "builtin" }
+    if lumo_browser::is_page_tool_call(name) { "page" } else { "builtin" }
 }
 
 /// `ok`, or the error code a call ended with.

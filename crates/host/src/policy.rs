@@ -46,7 +46,7 @@ impl ToolGroup {
             Self::Evaluate => tool == "devtools_evaluate",
             Self::Uploads => tool == "file_upload",
             Self::NetworkBodies => tool == "network_request",
-            Self::PageTools => tool.starts_with("webmcp_") && tool != "webmcp_list",
+            Self::PageTools => lumo_browser::is_page_tool_call(tool),
         }
     }
 }

@@ -162,19 +162,18 @@ impl AnswerView for ToolOutput {
         self.page_text.clone().unwrap_or_default()
     }
     fn is_error(&self) -> bool {
-        self.failure.is_some()
+        false
     }
     fn error_code(&self) -> String {
-        self.failure.as_ref().map(|f| f.code.as_str().to_string()).unwrap_or_default()
+        String::new()
     }
     fn whole(&self) -> String {
         format!(
-            "the tool answered ({} image(s)):\n{}\npage text:\n{}\nstructured: {}\nfailure: {:?}",
+            "the tool answered ({} image(s)):\n{}\npage text:\n{}\nstructured: {}",
             self.images.len(),
             self.text,
             self.page_text.as_deref().unwrap_or("(none)"),
             self.structured.clone().unwrap_or(Value::Null),
-            self.failure
         )
     }
 }
@@ -187,7 +186,10 @@ impl AnswerView for ToolResult {
         }
     }
     fn page_text(&self) -> String {
-        self.as_ref().map(AnswerView::page_text).unwrap_or_default()
+        match self {
+            Ok(out) => out.page_text(),
+            Err(failure) => failure.page_text.clone().unwrap_or_default(),
+        }
     }
     fn is_error(&self) -> bool {
         self.as_ref().map_or(true, AnswerView::is_error)
@@ -320,7 +322,7 @@ mod tests {
         assert_answer!(answer, ok);
         assert_answer!(answer, page eq "");
         let failed: ToolResult =
-            Err(lumo_protocol::ToolFailure::new(lumo_protocol::ErrorCode::InvalidArguments, "ref: not a ref"));
+            Err(lumo_protocol::ToolFailure::new(lumo_protocol::ErrorCode::InvalidArguments, "ref: not a ref").into());
         assert_answer!(failed, error "invalid_arguments");
         assert_answer!(failed, contains "not a ref");
     }

@@ -44,16 +44,15 @@ impl Browser {
     /// Calls a tool that must succeed.
     pub async fn ok(&self, name: &str, args: Value) -> ToolOutput {
         match self.call(name, args.clone()).await {
-            Ok(out) if out.failure.is_none() => out,
-            Ok(out) => panic!("{name} {args} failed: {out:?}"),
-            Err(e) => panic!("{name} {args}: {:?} {}", e.code, e.message),
+            Ok(out) => out,
+            Err(e) => panic!("{name} {args}: {:?} {} {:?}", e.code, e.message, e.page_text),
         }
     }
 
     /// Calls a tool that must fail with `code` and a message containing `needle`.
     pub async fn fails(&self, name: &str, args: Value, code: ErrorCode, needle: &str) {
         let failure = match self.call(name, args.clone()).await {
-            Ok(ToolOutput { failure: Some(failure), .. }) | Err(failure) => failure,
+            Err(failure) => failure,
             Ok(out) => panic!("{name} {args} should fail, answered {out:?}"),
         };
         assert_eq!(failure.code, code, "{name} {args}: {}", failure.message);

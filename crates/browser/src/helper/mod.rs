@@ -9,11 +9,12 @@
 
 mod world;
 
-use lumo_protocol::{ErrorCode, ToolFailure};
+use lumo_protocol::ErrorCode;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::error::{BrowserError, refuse};
 use crate::page::{ensure_no_dialog, ref_frame, stale_ref};
 use crate::session::Live;
 use crate::tab::Tab;
@@ -22,12 +23,12 @@ pub(crate) use world::Element;
 
 /// Reads a method's reply; an element method that would not act on its
 /// element (wrong kind or state) answers `{refused: why}` instead.
-fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, ToolFailure> {
+fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, BrowserError> {
     if let Some(why) = value.get("refused").and_then(Value::as_str) {
-        return Err(fail(ErrorCode::InvalidState, why));
+        return Err(refuse(ErrorCode::InvalidState, why));
     }
     serde_json::from_value(value).map_err(|e| {
-        fail(
+        refuse(
             ErrorCode::OperationFailed,
             format!("lumo's page helper answered {method} in a shape lumo does not read ({e}); this is a bug in lumo"),
         )
@@ -40,7 +41,7 @@ async fn page<T: DeserializeOwned>(
     child: Option<u32>,
     method: &str,
     arg: impl Serialize,
-) -> Result<T, ToolFailure> {
+) -> Result<T, BrowserError> {
     let arg = serde_json::to_value(arg).map_err(|e| fail(ErrorCode::OperationFailed, e.to_string()))?;
     decode(method, world::call_page(live, tab, child, method, arg).await?)
 }
@@ -51,7 +52,7 @@ async fn on<T: DeserializeOwned>(
     element: &Element,
     method: &str,
     arg: impl Serialize,
-) -> Result<T, ToolFailure> {
+) -> Result<T, BrowserError> {
     let arg = serde_json::to_value(arg).map_err(|e| fail(ErrorCode::OperationFailed, e.to_string()))?;
     decode(method, world::call_element(live, tab, element, method, arg).await?)
 }
@@ -93,7 +94,7 @@ pub(crate) async fn snapshot(
     tab: &Tab,
     child: Option<u32>,
     options: &SnapshotOptions<'_>,
-) -> Result<Option<Tree>, ToolFailure> {
+) -> Result<Option<Tree>, BrowserError> {
     page(live, tab, child, "snapshot", options).await
 }
 
@@ -104,7 +105,7 @@ pub(crate) async fn reader(
     child: Option<u32>,
     method: &str,
     arg: &serde_json::Value,
-) -> Result<serde_json::Value, ToolFailure> {
+) -> Result<serde_json::Value, BrowserError> {
     page(live, tab, child, method, arg).await
 }
 
@@ -130,7 +131,7 @@ pub(crate) async fn find(
     tab: &Tab,
     child: Option<u32>,
     query: &FindQuery<'_>,
-) -> Result<Found, ToolFailure> {
+) -> Result<Found, BrowserError> {
     page(live, tab, child, "find", query).await
 }
 
@@ -141,7 +142,7 @@ pub(crate) async fn find_candidates(
     tab: &Tab,
     child: Option<u32>,
     query: &FindQuery<'_>,
-) -> Result<Vec<String>, ToolFailure> {
+) -> Result<Vec<String>, BrowserError> {
     page(live, tab, child, "findCandidates", query).await
 }
 
@@ -152,12 +153,12 @@ pub(crate) async fn find_pick(
     child: Option<u32>,
     matched: &[usize],
     limit: u32,
-) -> Result<Found, ToolFailure> {
+) -> Result<Found, BrowserError> {
     page(live, tab, child, "findPick", json!({"matched": matched, "limit": limit})).await
 }
 
 /// Whether the main frame shows `text` (case-insensitive, open shadow roots too).
-pub(crate) async fn has_text(live: &Live, tab: &Tab, text: &str) -> Result<bool, ToolFailure> {
+pub(crate) async fn has_text(live: &Live, tab: &Tab, text: &str) -> Result<bool, BrowserError> {
     page(live, tab, None, "hasText", text).await
 }
 
@@ -170,17 +171,17 @@ pub(crate) enum RefState {
     Gone,
 }
 
-pub(crate) async fn ref_state(live: &Live, tab: &Tab, child: Option<u32>, r: &str) -> Result<RefState, ToolFailure> {
+pub(crate) async fn ref_state(live: &Live, tab: &Tab, child: Option<u32>, r: &str) -> Result<RefState, BrowserError> {
     page(live, tab, child, "refState", r).await
 }
 
 /// Starts recording the main frame's changes, for [`changes`].
-pub(crate) async fn watch(live: &Live, tab: &Tab) -> Result<(), ToolFailure> {
+pub(crate) async fn watch(live: &Live, tab: &Tab) -> Result<(), BrowserError> {
     page(live, tab, None, "watch", Value::Null).await
 }
 
 /// What changed since [`watch`], as at most `limit` lines; stops recording.
-pub(crate) async fn changes(live: &Live, tab: &Tab, limit: u64) -> Result<Vec<String>, ToolFailure> {
+pub(crate) async fn changes(live: &Live, tab: &Tab, limit: u64) -> Result<Vec<String>, BrowserError> {
     page(live, tab, None, "changes", limit).await
 }
 
@@ -203,7 +204,7 @@ pub(crate) enum Edge {
 }
 
 /// Scrolls the main frame's page; says where it ended.
-pub(crate) async fn scroll_page(live: &Live, tab: &Tab, how: &Scroll) -> Result<String, ToolFailure> {
+pub(crate) async fn scroll_page(live: &Live, tab: &Tab, how: &Scroll) -> Result<String, BrowserError> {
     page(live, tab, None, "scroll", how).await
 }
 
@@ -211,10 +212,10 @@ pub(crate) async fn scroll_page(live: &Live, tab: &Tab, how: &Scroll) -> Result<
 
 /// The element behind `r`, or `stale_ref` when it is gone. Refuses a ref of
 /// another tab, and any page access while a dialog blocks the page.
-pub(crate) async fn element(live: &Live, tab: &Tab, r: &str) -> Result<Element, ToolFailure> {
+pub(crate) async fn element(live: &Live, tab: &Tab, r: &str) -> Result<Element, BrowserError> {
     let child = ref_frame(live, tab, r)?;
     ensure_no_dialog(tab)?;
-    world::resolve(live, tab, child, r).await?.ok_or_else(|| stale_ref(r))
+    world::resolve(live, tab, child, r).await?.ok_or_else(|| stale_ref(r).into())
 }
 
 /// Where the mouse goes for an element, scrolled into view.
@@ -235,7 +236,7 @@ pub(crate) struct Spot {
     pub(crate) covered: Option<String>,
 }
 
-pub(crate) async fn aim(live: &Live, tab: &Tab, element: &Element) -> Result<Aim, ToolFailure> {
+pub(crate) async fn aim(live: &Live, tab: &Tab, element: &Element) -> Result<Aim, BrowserError> {
     on(live, tab, element, "aim", Value::Null).await
 }
 
@@ -249,12 +250,12 @@ pub(crate) struct Rect {
 }
 
 /// The element's box after scrolling it into view; `None` when it has none.
-pub(crate) async fn element_box(live: &Live, tab: &Tab, element: &Element) -> Result<Option<Rect>, ToolFailure> {
+pub(crate) async fn element_box(live: &Live, tab: &Tab, element: &Element) -> Result<Option<Rect>, BrowserError> {
     on(live, tab, element, "box", Value::Null).await
 }
 
 /// Focuses the element; returns its description.
-pub(crate) async fn focus(live: &Live, tab: &Tab, element: &Element) -> Result<String, ToolFailure> {
+pub(crate) async fn focus(live: &Live, tab: &Tab, element: &Element) -> Result<String, BrowserError> {
     on(live, tab, element, "focus", Value::Null).await
 }
 
@@ -264,7 +265,7 @@ pub(crate) async fn scroll_element(
     tab: &Tab,
     element: &Element,
     how: &Scroll,
-) -> Result<String, ToolFailure> {
+) -> Result<String, BrowserError> {
     on(live, tab, element, "scroll", how).await
 }
 
@@ -283,12 +284,12 @@ pub(crate) async fn focus_editable(
     tab: &Tab,
     element: &Element,
     append: bool,
-) -> Result<Focused, ToolFailure> {
+) -> Result<Focused, BrowserError> {
     on(live, tab, element, "focusEditable", append).await
 }
 
 /// Sets the element's value with input and change events; whether it took it.
-pub(crate) async fn set_value(live: &Live, tab: &Tab, element: &Element, value: &str) -> Result<bool, ToolFailure> {
+pub(crate) async fn set_value(live: &Live, tab: &Tab, element: &Element, value: &str) -> Result<bool, BrowserError> {
     on(live, tab, element, "setValue", value).await
 }
 
@@ -302,7 +303,7 @@ pub(crate) enum FieldKind {
     Text,
 }
 
-pub(crate) async fn field_kind(live: &Live, tab: &Tab, element: &Element) -> Result<FieldKind, ToolFailure> {
+pub(crate) async fn field_kind(live: &Live, tab: &Tab, element: &Element) -> Result<FieldKind, BrowserError> {
     on(live, tab, element, "fieldKind", Value::Null).await
 }
 
@@ -314,7 +315,7 @@ pub(crate) struct Toggle {
 }
 
 /// Refuses an element that is not a checkbox, radio or switch.
-pub(crate) async fn toggle_state(live: &Live, tab: &Tab, element: &Element) -> Result<Toggle, ToolFailure> {
+pub(crate) async fn toggle_state(live: &Live, tab: &Tab, element: &Element) -> Result<Toggle, BrowserError> {
     on(live, tab, element, "toggleState", Value::Null).await
 }
 
@@ -335,7 +336,7 @@ pub(crate) async fn select_options(
     tab: &Tab,
     element: &Element,
     values: &[String],
-) -> Result<Selection, ToolFailure> {
+) -> Result<Selection, BrowserError> {
     on(live, tab, element, "selectOptions", values).await
 }
 
@@ -346,7 +347,7 @@ pub(crate) struct FileInput {
 }
 
 /// Refuses an element that is not an enabled file input.
-pub(crate) async fn file_input(live: &Live, tab: &Tab, element: &Element) -> Result<FileInput, ToolFailure> {
+pub(crate) async fn file_input(live: &Live, tab: &Tab, element: &Element) -> Result<FileInput, BrowserError> {
     on(live, tab, element, "fileInput", Value::Null).await
 }
 
@@ -362,7 +363,7 @@ pub(crate) struct FrameOwner {
 }
 
 /// The `<iframe>` element of child frame `n`.
-pub(crate) async fn frame_owner(live: &Live, tab: &Tab, n: u32) -> Result<FrameOwner, ToolFailure> {
+pub(crate) async fn frame_owner(live: &Live, tab: &Tab, n: u32) -> Result<FrameOwner, BrowserError> {
     let frame = world::frame_rt(tab, Some(n))?;
     let owner = live.call(tab, "DOM.getFrameOwner", json!({"frameId": frame.frame_id})).await?;
     let element = world::adopt(live, tab, &owner["backendNodeId"])
@@ -373,7 +374,7 @@ pub(crate) async fn frame_owner(live: &Live, tab: &Tab, n: u32) -> Result<FrameO
 
 /// Where the element's frame starts in the tab's viewport: (0, 0) for the
 /// main frame; the `<iframe>`'s content box for a cross-origin frame.
-pub(crate) async fn viewport_offset(live: &Live, tab: &Tab, element: &Element) -> Result<(f64, f64), ToolFailure> {
+pub(crate) async fn viewport_offset(live: &Live, tab: &Tab, element: &Element) -> Result<(f64, f64), BrowserError> {
     match element.child {
         None => Ok((0.0, 0.0)),
         Some(n) => frame_owner(live, tab, n).await.map(|o| (o.x, o.y)),
@@ -401,14 +402,19 @@ mod tests {
         let missing = decode::<Selection>("selectOptions", json!({"missing": {"value": "x", "options": ["a"]}}));
         assert!(matches!(missing, Ok(Selection::Missing { value, .. }) if value == "x"));
 
-        let wrong = decode::<Tree>("snapshot", json!({"text": 3})).err().expect("not a tree");
+        let wrong =
+            lumo_protocol::ToolFailure::from(decode::<Tree>("snapshot", json!({"text": 3})).err().expect("not a tree"));
         assert_eq!(wrong.code, ErrorCode::OperationFailed);
         assert!(wrong.message.contains("answered snapshot in a shape lumo does not read"), "{}", wrong.message);
-        let odd = decode::<FieldKind>("fieldKind", json!("radio")).expect_err("no such kind");
+        let odd = lumo_protocol::ToolFailure::from(
+            decode::<FieldKind>("fieldKind", json!("radio")).expect_err("no such kind"),
+        );
         assert!(odd.message.contains("fieldKind"), "{}", odd.message);
 
-        let refused = decode::<FieldKind>("toggleState", json!({"refused": "link \"a\" [e3] is not a checkbox"}))
-            .expect_err("refused");
+        let refused = lumo_protocol::ToolFailure::from(
+            decode::<FieldKind>("toggleState", json!({"refused": "link \"a\" [e3] is not a checkbox"}))
+                .expect_err("refused"),
+        );
         assert_eq!(
             (refused.code, refused.message.as_str()),
             (ErrorCode::InvalidState, "link \"a\" [e3] is not a checkbox")

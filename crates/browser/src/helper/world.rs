@@ -3,10 +3,11 @@
 //! JSON values, never spliced into source), its refs numbered from the
 //! session's [`RefBook`](crate::refs::RefBook) and booked to the tab and frame.
 
-use lumo_protocol::{ErrorCode, ToolFailure};
+use lumo_protocol::ErrorCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::error::{BrowserError, refuse};
 use crate::session::Live;
 use crate::tab::Tab;
 use crate::tool::fail;
@@ -40,7 +41,7 @@ fn prefix(child: Option<u32>) -> String {
     }
 }
 
-pub(super) fn frame_rt(tab: &Tab, child: Option<u32>) -> Result<FrameRt, ToolFailure> {
+pub(super) fn frame_rt(tab: &Tab, child: Option<u32>) -> Result<FrameRt, BrowserError> {
     let s = tab.state();
     match child {
         None => Ok(FrameRt { session: tab.session_id.clone(), frame_id: s.main_frame.clone(), child: None }),
@@ -50,7 +51,7 @@ pub(super) fn frame_rt(tab: &Tab, child: Option<u32>) -> Result<FrameRt, ToolFai
             .find(|c| c.index == n)
             .map(|c| FrameRt { session: c.session_id.clone(), frame_id: c.frame_id.clone(), child: Some(n) })
             .ok_or_else(|| {
-                fail(
+                refuse(
                     ErrorCode::StaleRef,
                     format!("Frame f{n} is gone (it navigated or was removed). Take a new page_snapshot."),
                 )
@@ -68,7 +69,7 @@ fn with_frame_state<T>(tab: &Tab, child: Option<u32>, f: impl FnOnce(&mut Option
 }
 
 /// The execution context of the "lumo" world in a frame, with the helper installed.
-pub(super) async fn world(live: &Live, frame: &FrameRt, tab: &Tab) -> Result<i64, ToolFailure> {
+pub(super) async fn world(live: &Live, frame: &FrameRt, tab: &Tab) -> Result<i64, BrowserError> {
     let created = live
         .call_in(&frame.session, "Page.createIsolatedWorld", json!({"frameId": frame.frame_id, "worldName": WORLD}))
         .await?;
@@ -92,12 +93,12 @@ pub(super) async fn world(live: &Live, frame: &FrameRt, tab: &Tab) -> Result<i64
 }
 
 /// The error for a call that threw in the page.
-fn thrown(result: &Value) -> Result<(), ToolFailure> {
+fn thrown(result: &Value) -> Result<(), BrowserError> {
     match result.get("exceptionDetails") {
         Some(details) => {
             let text =
                 details["exception"]["description"].as_str().or(details["text"].as_str()).unwrap_or("script error");
-            Err(fail(ErrorCode::OperationFailed, format!("lumo's page helper failed: {text}")))
+            Err(refuse(ErrorCode::OperationFailed, format!("lumo's page helper failed: {text}")))
         }
         None => Ok(()),
     }
@@ -114,10 +115,10 @@ struct Envelope {
 /// Runs `f` with the next ref number, under the book's issuing lock, and books
 /// the run of numbers the call reports to the tab's frame. The book is the
 /// counter's one owner: the page numbers from what it is handed.
-async fn numbered<F, Fut>(live: &Live, tab: &Tab, child: Option<u32>, f: F) -> Result<Value, ToolFailure>
+async fn numbered<F, Fut>(live: &Live, tab: &Tab, child: Option<u32>, f: F) -> Result<Value, BrowserError>
 where
     F: FnOnce(Vec<Value>) -> Fut,
-    Fut: Future<Output = Result<Value, ToolFailure>>,
+    Fut: Future<Output = Result<Value, BrowserError>>,
 {
     let _issuing = live.refs.issuing.lock().await;
     let ticket = vec![json!({"value": prefix(child)}), json!({"value": live.refs.next()})];
@@ -138,7 +139,7 @@ pub(super) async fn call_page(
     child: Option<u32>,
     method: &str,
     arg: Value,
-) -> Result<Value, ToolFailure> {
+) -> Result<Value, BrowserError> {
     crate::page::ensure_no_dialog(tab)?;
     let frame = frame_rt(tab, child)?;
     let mut last_error = None;
@@ -162,7 +163,7 @@ pub(super) async fn call_page(
             }
         }
     }
-    Err(last_error.unwrap_or_else(|| fail(ErrorCode::OperationFailed, "page helper unavailable")))
+    Err(last_error.unwrap_or_else(|| refuse(ErrorCode::OperationFailed, "page helper unavailable")))
 }
 
 /// An element in the lumo world of its frame.
@@ -183,7 +184,7 @@ pub(super) async fn call_element(
     element: &Element,
     method: &str,
     arg: Value,
-) -> Result<Value, ToolFailure> {
+) -> Result<Value, BrowserError> {
     numbered(live, tab, element.child, |ticket| {
         let arguments = [ticket, vec![json!({"value": method}), json!({"value": arg})]].concat();
         live.call_in(
@@ -202,7 +203,7 @@ pub(super) async fn resolve(
     tab: &Tab,
     child: Option<u32>,
     r: &str,
-) -> Result<Option<Element>, ToolFailure> {
+) -> Result<Option<Element>, BrowserError> {
     let Ok(frame) = frame_rt(tab, child) else { return Ok(None) };
     let context = world(live, &frame, tab).await?;
     let result = live
@@ -221,7 +222,7 @@ pub(super) async fn resolve(
 
 /// An element the browser names by its backend node id (the `<iframe>` of a
 /// frame), as a remote object in lumo's world of the main frame.
-pub(super) async fn adopt(live: &Live, tab: &Tab, backend_node_id: &Value) -> Result<Option<Element>, ToolFailure> {
+pub(super) async fn adopt(live: &Live, tab: &Tab, backend_node_id: &Value) -> Result<Option<Element>, BrowserError> {
     let main = frame_rt(tab, None)?;
     let context = world(live, &main, tab).await?;
     let resolved = live

@@ -6,14 +6,13 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
+use crate::error::BrowserError;
 use lumo_cdp::{Browser, CdpError, Connection, LaunchOptions};
-use lumo_protocol::{ErrorCode, ToolFailure};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use crate::refs::RefBook;
 use crate::tab::Tab;
-use crate::tool::fail;
 use crate::url_policy::UrlPolicy;
 
 /// Where the browser comes from.
@@ -354,30 +353,14 @@ impl Live {
     }
 
     /// Sends a command to a session by id (a tab's, or one of its frames').
-    pub(crate) async fn call_in(&self, session: &str, method: &str, params: Value) -> Result<Value, ToolFailure> {
-        self.cdp.call(method, params, Some(session)).await.map_err(cdp_failure)
+    pub(crate) async fn call_in(&self, session: &str, method: &str, params: Value) -> Result<Value, BrowserError> {
+        Ok(self.cdp.call(method, params, Some(session)).await?)
     }
 
     /// Sends a command to a tab's session.
-    pub(crate) async fn call(&self, tab: &Tab, method: &str, params: Value) -> Result<Value, ToolFailure> {
-        self.cdp.call(method, params, Some(&tab.session_id)).await.map_err(cdp_failure)
+    pub(crate) async fn call(&self, tab: &Tab, method: &str, params: Value) -> Result<Value, BrowserError> {
+        Ok(self.cdp.call(method, params, Some(&tab.session_id)).await?)
     }
-}
-
-/// Maps a CDP error to what the agent reads.
-pub(crate) fn cdp_failure(e: CdpError) -> ToolFailure {
-    let code = match &e {
-        CdpError::ConnectionLost => ErrorCode::Unavailable,
-        // The bridge relay could not reach the user's browser in time (the extension is away).
-        CdpError::Protocol { code, .. } if *code == lumo_cdp::CARRIER_UNAVAILABLE => ErrorCode::Unavailable,
-        CdpError::Timeout { .. } => ErrorCode::Timeout,
-        _ => ErrorCode::OperationFailed,
-    };
-    let message = match &e {
-        CdpError::ConnectionLost => "The browser closed or crashed. Call again: lumo starts a new browser.".to_string(),
-        _ => e.to_string(),
-    };
-    fail(code, message)
 }
 
 /// The browser's CDP events, as the pump reads them.

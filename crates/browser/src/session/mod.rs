@@ -21,12 +21,13 @@ mod pump;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use lumo_cdp::Browser;
-use lumo_protocol::{ErrorCode, ToolFailure};
+use lumo_protocol::ErrorCode;
 use serde_json::json;
 
 pub use live::BrowserSource;
-pub(crate) use live::{Live, Scope, cdp_failure};
+pub(crate) use live::{Live, Scope};
 
+use crate::error::{BrowserError, refuse};
 use crate::refs::RefBook;
 use crate::tab::Tab;
 use crate::tool::fail;
@@ -116,26 +117,26 @@ impl Session {
 
     /// The running browser, started now if needed. After a crash the first
     /// call reports it and the next one starts a new browser.
-    pub(crate) async fn live(&self) -> Result<Arc<Live>, ToolFailure> {
+    pub(crate) async fn live(&self) -> Result<Arc<Live>, BrowserError> {
         let live = self.browser_live().await?;
         if self.scope != 0 {
-            live.ensure_context(self.scope).await.map_err(cdp_failure)?;
+            live.ensure_context(self.scope).await?;
         }
         Ok(live)
     }
 
     /// The running browser, started now if needed (no context of this handle's made).
-    async fn browser_live(&self) -> Result<Arc<Live>, ToolFailure> {
+    async fn browser_live(&self) -> Result<Arc<Live>, BrowserError> {
         let mut guard = self.live.lock().await;
         if self.stopped.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err(fail(ErrorCode::Unavailable, "lumo is shutting down; the browser is closed."));
+            return Err(refuse(ErrorCode::Unavailable, "lumo is shutting down; the browser is closed."));
         }
         if let Some(live) = guard.as_ref() {
             if !live.cdp.is_closed() {
                 return Ok(live.clone());
             }
             *guard = None;
-            return Err(fail(
+            return Err(refuse(
                 ErrorCode::Unavailable,
                 "The browser closed or crashed; its tabs and refs are gone. Call again: lumo starts a new browser.",
             ));
@@ -152,14 +153,14 @@ impl Session {
     /// The selected tab of the running browser, refused when it shows a page
     /// the URL policy does not let tools read (a page can get there by redirect
     /// or script, and an attached browser's user anywhere).
-    pub(crate) async fn tab(&self) -> Result<(Arc<Live>, Arc<Tab>), ToolFailure> {
+    pub(crate) async fn tab(&self) -> Result<(Arc<Live>, Arc<Tab>), BrowserError> {
         let (live, tab) = self.tab_to_navigate().await?;
         self.check_readable(&live, &tab).await?;
         Ok((live, tab))
     }
 
     /// Refuses a tab whose page the URL policy does not let tools read.
-    pub(crate) async fn check_readable(&self, live: &Live, tab: &Tab) -> Result<(), ToolFailure> {
+    pub(crate) async fn check_readable(&self, live: &Live, tab: &Tab) -> Result<(), BrowserError> {
         let mut url = tab.state().url.clone();
         if url.is_empty() {
             // lumo has not seen this tab commit a page (attached mid-load): ask the browser.
@@ -168,12 +169,12 @@ impl Session {
         }
         self.policy.check_page(&url).map_err(|mut refused| {
             refused.message.push_str(" Leave it with browser_navigate or close it with browser_tabs.");
-            refused
+            refused.into()
         })
     }
 
     /// The selected tab whatever it shows: for the tools that take it somewhere else.
-    pub(crate) async fn tab_to_navigate(&self) -> Result<(Arc<Live>, Arc<Tab>), ToolFailure> {
+    pub(crate) async fn tab_to_navigate(&self) -> Result<(Arc<Live>, Arc<Tab>), BrowserError> {
         let live = self.live().await?;
         let tab = live.selected(self.scope).ok_or_else(|| {
             fail(ErrorCode::InvalidState, "No tab is open. Open one with browser_tabs {action: \"new\"}.")
@@ -205,7 +206,7 @@ impl Session {
 
     /// The browser-level CDP connection, starting the browser if needed (lumo
     /// loads extensions into the browser it launched over it).
-    pub async fn browser_connection(&self) -> Result<lumo_cdp::Connection, ToolFailure> {
+    pub async fn browser_connection(&self) -> Result<lumo_cdp::Connection, BrowserError> {
         Ok(self.browser_live().await?.cdp.clone())
     }
 

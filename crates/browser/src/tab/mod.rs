@@ -31,7 +31,7 @@ pub(crate) struct Tab {
     /// Woken on every event of this tab; waits re-check their condition.
     pub(crate) changed: Notify,
     /// Serialises actions and reads on this tab.
-    pub(crate) busy: tokio::sync::Mutex<()>,
+    pub(crate) busy: std::sync::Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Tab {

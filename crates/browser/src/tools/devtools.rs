@@ -4,18 +4,19 @@
 use std::future::Future;
 use std::time::Duration;
 
+use lumo_protocol::ErrorCode;
 use lumo_protocol::text::{clip, human_bytes};
-use lumo_protocol::{ErrorCode, ToolFailure};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::tab_tool::Ctx;
+use super::tab_tool::{Ctx, OnTab, TabUse, on_tab};
+use crate::error::{BrowserError, refuse};
 use crate::helper::element;
-use crate::page::{check_ref, ensure_no_dialog, wait_until};
+use crate::page::{check_ref, wait_until};
 use crate::session::Live;
 use crate::tab::{ConsoleEntry, Tab};
-use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
+use crate::tool::{Hints, Outcome, Tool, ToolOutput};
 
 /// How much of one console message an answer shows.
 const MESSAGE_BYTES: usize = 300;
@@ -111,10 +112,10 @@ fn console_line(entry: &ConsoleEntry, page_origin: Option<&str>) -> String {
     line
 }
 
-async fn console(session: Ctx, args: ConsoleArgs) -> ToolResult {
+async fn console(session: Ctx, args: ConsoleArgs) -> Outcome {
     let limit = args.limit.unwrap_or(50);
     if !(1..=1000).contains(&limit) {
-        return Err(fail(ErrorCode::InvalidArguments, format!("limit: {limit} is outside 1–1000")));
+        return Err(refuse(ErrorCode::InvalidArguments, format!("limit: {limit} is outside 1–1000")));
     }
     let min = args.level.map_or(0, |l| {
         rank(match l {
@@ -125,7 +126,7 @@ async fn console(session: Ctx, args: ConsoleArgs) -> ToolResult {
             Level::Debug => "debug",
         })
     });
-    let (_live, tab) = session.tab().await?;
+    let OnTab { live: _, tab, .. } = on_tab(&session, TabUse::UNLOCKED).await?;
     let (total, lines) = {
         let mut s = tab.state();
         let page_origin = origin(&s.url).map(str::to_string);
@@ -216,18 +217,18 @@ const SERIALIZE: &str = r#"function(max) {
 /// Runs `call` unless a dialog opens first (it blocks the page, and the call with it).
 async fn or_dialog(
     tab: &Tab,
-    call: impl Future<Output = Result<Value, ToolFailure>>,
-) -> Result<Option<Value>, ToolFailure> {
+    call: impl Future<Output = Result<Value, BrowserError>>,
+) -> Result<Option<Value>, BrowserError> {
     tokio::select! {
         result = call => result.map(Some),
         _ = wait_until(tab, Duration::from_secs(3600), |s| s.dialog.is_some()) => Ok(None),
     }
 }
 
-async fn evaluate(session: Ctx, args: EvaluateArgs) -> ToolResult {
+async fn evaluate(session: Ctx, args: EvaluateArgs) -> Outcome {
     let max_bytes = args.max_bytes.unwrap_or(DEFAULT_RESULT_BYTES);
     if !(100..=MAX_RESULT_BYTES).contains(&max_bytes) {
-        return Err(fail(
+        return Err(refuse(
             ErrorCode::InvalidArguments,
             format!("max_bytes: {max_bytes} is outside 100–{MAX_RESULT_BYTES}"),
         ));
@@ -235,23 +236,21 @@ async fn evaluate(session: Ctx, args: EvaluateArgs) -> ToolResult {
     match (&args.expression, &args.function, &args.target) {
         (Some(_), None, None) | (None, Some(_), _) => {}
         (Some(_), None, Some(_)) => {
-            return Err(fail(
+            return Err(refuse(
                 ErrorCode::InvalidArguments,
                 "ref: goes with function, not expression; e.g. function: \"el => el.value\"",
             ));
         }
-        _ => return Err(fail(ErrorCode::InvalidArguments, "give exactly one of expression or function")),
+        _ => return Err(refuse(ErrorCode::InvalidArguments, "give exactly one of expression or function")),
     }
     if let Some(code) = args.expression.as_ref().or(args.function.as_ref()).filter(|c| c.trim().is_empty()) {
         let field = if args.expression.is_some() { "expression" } else { "function" };
-        return Err(fail(ErrorCode::InvalidArguments, format!("{field}: is empty ({code:?})")));
+        return Err(refuse(ErrorCode::InvalidArguments, format!("{field}: is empty ({code:?})")));
     }
     if let Some(r) = &args.target {
         check_ref(r)?;
     }
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
-    ensure_no_dialog(&tab)?;
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::SCRIPT).await?;
     let result = run(&live, &tab, &args).await;
     let shown = match result {
         Ok(Some(result)) => present(&live, &tab, &result, max_bytes).await,
@@ -271,7 +270,7 @@ async fn evaluate(session: Ctx, args: EvaluateArgs) -> ToolResult {
 }
 
 /// Runs the code in the page's main world; `None` when a dialog interrupted it.
-async fn run(live: &Live, tab: &Tab, args: &EvaluateArgs) -> Result<Option<Value>, ToolFailure> {
+async fn run(live: &Live, tab: &Tab, args: &EvaluateArgs) -> Result<Option<Value>, BrowserError> {
     let evaluate = |expression: String| async move {
         let started = std::time::Instant::now();
         live.call(
@@ -284,7 +283,7 @@ async fn run(live: &Live, tab: &Tab, args: &EvaluateArgs) -> Result<Option<Value
         .map_err(|e| {
             // The browser reports the stopped code only as an internal error.
             if started.elapsed() >= Duration::from_millis(RUN_TIMEOUT_MS) {
-                fail(ErrorCode::Timeout, format!("The code ran over {} s and was stopped.", RUN_TIMEOUT_MS / 1000))
+                refuse(ErrorCode::Timeout, format!("The code ran over {} s and was stopped.", RUN_TIMEOUT_MS / 1000))
             } else {
                 e
             }
@@ -302,7 +301,9 @@ async fn run(live: &Live, tab: &Tab, args: &EvaluateArgs) -> Result<Option<Value
             let resolved = live
                 .call_in(&object.session, "DOM.resolveNode", json!({"backendNodeId": backend, "objectGroup": GROUP}))
                 .await?;
-            let Some(main) = resolved["object"]["objectId"].as_str() else { return Err(crate::page::stale_ref(r)) };
+            let Some(main) = resolved["object"]["objectId"].as_str() else {
+                return Err(crate::page::stale_ref(r).into());
+            };
             let call = live.call_in(
                 &object.session,
                 "Runtime.callFunctionOn",
@@ -311,7 +312,9 @@ async fn run(live: &Live, tab: &Tab, args: &EvaluateArgs) -> Result<Option<Value
             );
             or_dialog(tab, call).await?
         }
-        (None, None, _) => return Err(fail(ErrorCode::InvalidArguments, "give exactly one of expression or function")),
+        (None, None, _) => {
+            return Err(refuse(ErrorCode::InvalidArguments, "give exactly one of expression or function"));
+        }
     };
     let Some(mut result) = result else { return Ok(None) };
     // REPL mode hands back a returned promise as is: wait for what it settles to.
@@ -330,7 +333,10 @@ async fn run(live: &Live, tab: &Tab, args: &EvaluateArgs) -> Result<Option<Value
             .or(details["text"].as_str())
             .unwrap_or("the code threw");
         let (text, cut) = clip(text, 1000);
-        return Err(fail(ErrorCode::OperationFailed, format!("The code threw: {text}{}", if cut { "…" } else { "" })));
+        return Err(refuse(
+            ErrorCode::OperationFailed,
+            format!("The code threw: {text}{}", if cut { "…" } else { "" }),
+        ));
     }
     Ok(Some(result["result"].clone()))
 }
@@ -341,7 +347,7 @@ async fn present(
     tab: &Tab,
     object: &Value,
     max_bytes: usize,
-) -> Result<Option<(String, String)>, ToolFailure> {
+) -> Result<Option<(String, String)>, BrowserError> {
     let kind =
         object["subtype"].as_str().filter(|s| *s != "null").or(object["type"].as_str()).unwrap_or("value").to_string();
     let (text, total) = if let Some(raw) = object["unserializableValue"].as_str() {

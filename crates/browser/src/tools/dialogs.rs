@@ -3,16 +3,18 @@
 
 use std::time::Duration;
 
+use lumo_cdp::{CdpError, SERVER_ERROR};
 use lumo_protocol::ErrorCode;
 use lumo_protocol::text::clip;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::tab_tool::Ctx;
+use super::tab_tool::{Ctx, OnTab, TabUse, on_tab};
 use crate::action::{Reach, describe_outcome, settle};
+use crate::error::{BrowserError, refuse};
 use crate::page::wait_until;
-use crate::tool::{Hints, Tool, ToolResult, fail};
+use crate::tool::{Hints, Outcome, Tool};
 
 pub(crate) fn tools() -> Vec<Tool<Ctx>> {
     vec![
@@ -35,18 +37,17 @@ struct DialogArgs {
     prompt_text: Option<String>,
 }
 
-async fn dialog(session: Ctx, args: DialogArgs) -> ToolResult {
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+async fn dialog(session: Ctx, args: DialogArgs) -> Outcome {
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::DIALOG).await?;
     let (open, before, url, title) = {
         let s = tab.state();
         (s.dialog.clone(), s.marks(), s.url.clone(), s.title.clone())
     };
     let Some(open) = open else {
-        return Err(fail(ErrorCode::InvalidState, "No dialog is open."));
+        return Err(refuse(ErrorCode::InvalidState, "No dialog is open."));
     };
     if args.prompt_text.is_some() && open.kind != "prompt" {
-        return Err(fail(
+        return Err(refuse(
             ErrorCode::InvalidArguments,
             format!("prompt_text: only for a prompt; this is a {}", open.kind),
         ));
@@ -59,9 +60,9 @@ async fn dialog(session: Ctx, args: DialogArgs) -> ToolResult {
     let session = open.frame_session.clone().unwrap_or_else(|| tab.session_id.clone());
     if let Err(e) = live.call_in(&session, "Page.handleJavaScriptDialog", params).await {
         // The browser has none (it closed another way): forget ours.
-        if e.message.contains("No dialog") {
+        if matches!(e, BrowserError::Cdp(CdpError::Protocol { code: SERVER_ERROR, .. })) {
             tab.state().dialog = None;
-            return Err(fail(ErrorCode::InvalidState, "No dialog is open."));
+            return Err(refuse(ErrorCode::InvalidState, "No dialog is open."));
         }
         return Err(e);
     }

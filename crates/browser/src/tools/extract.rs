@@ -52,7 +52,8 @@ async fn extract(session: Ctx, args: ExtractArgs) -> ToolResult {
         return Err(fail(
             ErrorCode::InvalidArguments,
             format!("max_bytes: {max_bytes} is outside 200–{MAX_EXTRACT_BYTES}"),
-        ));
+        )
+        .into());
     }
     let all = extractors::load(&session.extractor_dirs)
         .map_err(|e| fail(ErrorCode::InvalidState, format!("{e}. Fix or remove that file.")))?;
@@ -170,7 +171,7 @@ async fn with_extractor(
         let message = data["message"].as_str().unwrap_or_default();
         let at = data["path"].as_str().map(|p| format!("{p}: ")).unwrap_or_default();
         let code = if kind == "within" { ErrorCode::NotFound } else { ErrorCode::InvalidState };
-        return Err(fail(code, format!("extractor {} ({}): {at}{message}", ext.def.name, ext.source)));
+        return Err(fail(code, format!("extractor {} ({}): {at}{message}", ext.def.name, ext.source)).into());
     }
     let (shown, cut) = page_records(&mut data, offset, max_bytes);
     let mut note = format!("Extractor {} ({}", ext.def.name, ext.source);

@@ -8,11 +8,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::tab_tool::Ctx;
+use super::tab_tool::{Ctx, OnTab, TabUse, on_tab};
 use crate::action::{Reach, act};
+use crate::error::refuse;
 use crate::helper::{self, element};
 use crate::page::check_ref;
-use crate::tool::{Hints, Tool, ToolResult, fail};
+use crate::tool::{Hints, Outcome, Tool};
 
 pub(crate) fn tools() -> Vec<Tool<Ctx>> {
     vec![
@@ -36,9 +37,9 @@ struct UploadArgs {
     target: Option<String>,
 }
 
-async fn upload(session: Ctx, args: UploadArgs) -> ToolResult {
+async fn upload(session: Ctx, args: UploadArgs) -> Outcome {
     if args.paths.is_empty() {
-        return Err(fail(ErrorCode::InvalidArguments, "paths: give at least one absolute file path"));
+        return Err(refuse(ErrorCode::InvalidArguments, "paths: give at least one absolute file path"));
     }
     for (i, path) in args.paths.iter().enumerate() {
         let problem = if !Path::new(path).is_absolute() {
@@ -52,7 +53,7 @@ async fn upload(session: Ctx, args: UploadArgs) -> ToolResult {
             }
         };
         if let Some(problem) = problem {
-            return Err(fail(ErrorCode::InvalidArguments, format!("paths[{i}]: {path} {problem}")));
+            return Err(refuse(ErrorCode::InvalidArguments, format!("paths[{i}]: {path} {problem}")));
         }
     }
     if let Some(r) = &args.target {
@@ -60,13 +61,12 @@ async fn upload(session: Ctx, args: UploadArgs) -> ToolResult {
     }
     let names: Vec<&str> =
         args.paths.iter().map(|p| Path::new(p).file_name().and_then(|n| n.to_str()).unwrap_or(p)).collect();
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     let chooser = tab.state().file_chooser.clone();
     let count = args.paths.len();
     let several = |multiple: bool| {
         if count > 1 && !multiple {
-            Err(fail(ErrorCode::InvalidArguments, format!("paths: {count} files given, but it takes one")))
+            Err(refuse(ErrorCode::InvalidArguments, format!("paths: {count} files given, but it takes one")))
         } else {
             Ok(())
         }
@@ -101,7 +101,7 @@ async fn upload(session: Ctx, args: UploadArgs) -> ToolResult {
             })
             .await
         }
-        (None, None) => Err(fail(
+        (None, None) => Err(refuse(
             ErrorCode::InvalidArguments,
             "ref: no file chooser is open; give the ref of an <input type=file>, or click the upload button first",
         )),

@@ -10,13 +10,14 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::tab_tool::Ctx;
+use super::tab_tool::{Ctx, OnTab, TabUse, on_tab};
 use crate::action::{Reach, act};
+use crate::error::{BrowserError, refuse};
 use crate::helper::{self, Element, FieldKind, Selection, element, viewport_offset};
 use crate::page::wait_until;
 use crate::session::Live;
 use crate::tab::Tab;
-use crate::tool::{Hints, Tool, ToolResult, fail};
+use crate::tool::{Hints, Outcome, Tool, fail};
 
 pub(crate) fn tools() -> Vec<Tool<Ctx>> {
     vec![
@@ -110,14 +111,17 @@ struct Target {
     y: f64,
 }
 
-async fn target(live: &Live, tab: &Tab, r: &str) -> Result<Target, ToolFailure> {
+async fn target(live: &Live, tab: &Tab, r: &str) -> Result<Target, BrowserError> {
     let object = element(live, tab, r).await?;
     let helper::Aim { name, spot } = helper::aim(live, tab, &object).await?;
     let Some(spot) = spot else {
-        return Err(fail(ErrorCode::InvalidState, format!("{name} is not visible (hidden, collapsed or zero size).")));
+        return Err(refuse(
+            ErrorCode::InvalidState,
+            format!("{name} is not visible (hidden, collapsed or zero size)."),
+        ));
     };
     if let Some(cover) = spot.covered {
-        return Err(fail(
+        return Err(refuse(
             ErrorCode::InvalidState,
             format!(
                 "{name} is covered by {cover} at its centre; close or scroll that away first, or act on it instead."
@@ -138,7 +142,7 @@ async fn mouse(
     button: Button,
     clicks: u32,
     modifiers: u32,
-) -> Result<(), ToolFailure> {
+) -> Result<(), BrowserError> {
     let button = match button {
         Button::Left => "left",
         Button::Right => "right",
@@ -153,9 +157,8 @@ async fn mouse(
     }
 }
 
-async fn click(session: Ctx, args: ClickArgs) -> ToolResult {
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+async fn click(session: Ctx, args: ClickArgs) -> Outcome {
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     act(&live, &tab, Reach::MayNavigate, async {
         let t = target(&live, &tab, &args.target).await?;
         let bits = modifier_bits(&args.modifiers);
@@ -184,9 +187,8 @@ struct RefArgs {
     target: String,
 }
 
-async fn hover(session: Ctx, args: RefArgs) -> ToolResult {
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+async fn hover(session: Ctx, args: RefArgs) -> Outcome {
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     act(&live, &tab, Reach::InPlace, async {
         let t = target(&live, &tab, &args.target).await?;
         mouse(&live, &tab, "mouseMoved", (t.x, t.y), Button::Left, 0, 0).await?;
@@ -204,9 +206,8 @@ struct DragArgs {
     to: String,
 }
 
-async fn drag(session: Ctx, args: DragArgs) -> ToolResult {
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+async fn drag(session: Ctx, args: DragArgs) -> Outcome {
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     act(&live, &tab, Reach::InPlace, async {
         let from = target(&live, &tab, &args.from).await?;
         // HTML5 drag and drop (draggable elements) does not follow synthetic mouse
@@ -243,7 +244,7 @@ async fn drag(session: Ctx, args: DragArgs) -> ToolResult {
 
 /// Presses on `from`, finds `to` (scrolling it into view) and moves there in a few
 /// steps (many drag libraries need the moves between).
-async fn drag_path(live: &Live, tab: &Tab, from: &Target, to: &str) -> Result<Target, ToolFailure> {
+async fn drag_path(live: &Live, tab: &Tab, from: &Target, to: &str) -> Result<Target, BrowserError> {
     mouse(live, tab, "mouseMoved", (from.x, from.y), Button::Left, 0, 0).await?;
     mouse(live, tab, "mousePressed", (from.x, from.y), Button::Left, 1, 0).await?;
     let to = target(live, tab, to).await?;
@@ -277,12 +278,12 @@ struct TypeArgs {
 }
 
 /// Types `text` into the element behind `object`; returns its description.
-async fn type_into(live: &Live, tab: &Tab, object: &Element, text: &str, append: bool) -> Result<String, ToolFailure> {
+async fn type_into(live: &Live, tab: &Tab, object: &Element, text: &str, append: bool) -> Result<String, BrowserError> {
     let helper::Focused { name, picker } = helper::focus_editable(live, tab, object, append).await?;
     if picker {
         // Date/time pickers ignore text insertion: set the value the way the user agent would, with events.
         if !helper::set_value(live, tab, object, text).await? {
-            return Err(fail(ErrorCode::InvalidArguments, format!("value: {text:?} is not valid for {name}")));
+            return Err(refuse(ErrorCode::InvalidArguments, format!("value: {text:?} is not valid for {name}")));
         }
         return Ok(name);
     }
@@ -296,9 +297,8 @@ async fn type_into(live: &Live, tab: &Tab, object: &Element, text: &str, append:
     Ok(name)
 }
 
-async fn type_text(session: Ctx, args: TypeArgs) -> ToolResult {
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+async fn type_text(session: Ctx, args: TypeArgs) -> Outcome {
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     act(&live, &tab, if args.submit { Reach::MayNavigate } else { Reach::InPlace }, async {
         let object = element(&live, &tab, &args.target).await?;
         let name = type_into(&live, &tab, &object, &args.text, args.append).await?;
@@ -339,12 +339,11 @@ enum FieldValue {
     Number(f64),
 }
 
-async fn fill_form(session: Ctx, args: FillArgs) -> ToolResult {
+async fn fill_form(session: Ctx, args: FillArgs) -> Outcome {
     if args.fields.is_empty() {
-        return Err(fail(ErrorCode::InvalidArguments, "fields: give at least one field"));
+        return Err(refuse(ErrorCode::InvalidArguments, "fields: give at least one field"));
     }
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     act(&live, &tab, Reach::InPlace, async {
         let mut done = Vec::new();
         for (i, field) in args.fields.iter().enumerate() {
@@ -361,7 +360,7 @@ async fn fill_form(session: Ctx, args: FillArgs) -> ToolResult {
                         FieldValue::Bool(b) => *b,
                         FieldValue::Text(s) if s == "true" || s == "false" => s == "true",
                         _ => {
-                            return Err(fail(
+                            return Err(refuse(
                                 ErrorCode::InvalidArguments,
                                 format!("fields[{i}].value: a checkbox takes true or false"),
                             ));
@@ -373,7 +372,7 @@ async fn fill_form(session: Ctx, args: FillArgs) -> ToolResult {
                     select_options(&live, &tab, &object, &[text_value]).await.map_err(|e| at_field(i, e))?;
                 }
                 FieldKind::File => {
-                    return Err(fail(
+                    return Err(refuse(
                         ErrorCode::InvalidArguments,
                         format!("fields[{i}]: {} is a file input; use file_upload", field.target),
                     ));
@@ -389,8 +388,8 @@ async fn fill_form(session: Ctx, args: FillArgs) -> ToolResult {
     .await
 }
 
-fn at_field(i: usize, e: ToolFailure) -> ToolFailure {
-    ToolFailure::new(e.code, format!("fields[{i}]: {}", e.message))
+fn at_field(i: usize, e: BrowserError) -> BrowserError {
+    e.context(&format!("fields[{i}]: "))
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -403,21 +402,20 @@ struct SelectArgs {
     values: Vec<String>,
 }
 
-async fn select_options(live: &Live, tab: &Tab, object: &Element, values: &[String]) -> Result<String, ToolFailure> {
+async fn select_options(live: &Live, tab: &Tab, object: &Element, values: &[String]) -> Result<String, BrowserError> {
     match helper::select_options(live, tab, object, values).await? {
         Selection::Picked { name, labels } => Ok(format!("Selected {} in {name}.", json!(labels))),
         Selection::Missing { value, options } => {
-            Err(fail(ErrorCode::NotFound, format!("no option {value:?}; options: {}", json!(options))))
+            Err(refuse(ErrorCode::NotFound, format!("no option {value:?}; options: {}", json!(options))))
         }
     }
 }
 
-async fn select(session: Ctx, args: SelectArgs) -> ToolResult {
+async fn select(session: Ctx, args: SelectArgs) -> Outcome {
     if args.values.is_empty() {
-        return Err(fail(ErrorCode::InvalidArguments, "values: give at least one option"));
+        return Err(refuse(ErrorCode::InvalidArguments, "values: give at least one option"));
     }
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     act(&live, &tab, Reach::InPlace, async {
         let object = element(&live, &tab, &args.target).await?;
         select_options(&live, &tab, &object, &args.values).await
@@ -441,14 +439,14 @@ fn yes() -> bool {
 }
 
 /// Clicks the toggle when its state differs from `want`; says what it did.
-async fn set_checked(live: &Live, tab: &Tab, r: &str, want: bool) -> Result<String, ToolFailure> {
+async fn set_checked(live: &Live, tab: &Tab, r: &str, want: bool) -> Result<String, BrowserError> {
     let object = element(live, tab, r).await?;
     let state = helper::toggle_state(live, tab, &object).await?;
     if state.checked == want {
         return Ok(format!("{r} was already {}.", if want { "checked" } else { "unchecked" }));
     }
     if !want && state.radio {
-        return Err(fail(
+        return Err(refuse(
             ErrorCode::InvalidState,
             format!("{r} is a radio button: check another one of its group instead"),
         ));
@@ -459,7 +457,7 @@ async fn set_checked(live: &Live, tab: &Tab, r: &str, want: bool) -> Result<Stri
     mouse(live, tab, "mouseReleased", (t.x, t.y), Button::Left, 1, 0).await?;
     let now = helper::toggle_state(live, tab, &t.object).await?;
     if now.checked != want {
-        return Err(fail(
+        return Err(refuse(
             ErrorCode::OperationFailed,
             format!("clicked {} but it did not become {}", t.name, if want { "checked" } else { "unchecked" }),
         ));
@@ -467,9 +465,8 @@ async fn set_checked(live: &Live, tab: &Tab, r: &str, want: bool) -> Result<Stri
     Ok(format!("{} {}.", if want { "Checked" } else { "Unchecked" }, t.name))
 }
 
-async fn check(session: Ctx, args: CheckArgs) -> ToolResult {
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+async fn check(session: Ctx, args: CheckArgs) -> Outcome {
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     act(&live, &tab, Reach::InPlace, set_checked(&live, &tab, &args.target, args.checked)).await
 }
 
@@ -569,12 +566,12 @@ fn parse_chord(chord: &str) -> Result<Chord, ToolFailure> {
 }
 
 /// Presses a key or chord by name (lumo's own: "Enter", "Delete").
-async fn press(live: &Live, tab: &Tab, chord: &str) -> Result<(), ToolFailure> {
+async fn press(live: &Live, tab: &Tab, chord: &str) -> Result<(), BrowserError> {
     press_chord(live, tab, &parse_chord(chord)?).await
 }
 
 /// Presses a checked chord.
-async fn press_chord(live: &Live, tab: &Tab, chord: &Chord) -> Result<(), ToolFailure> {
+async fn press_chord(live: &Live, tab: &Tab, chord: &Chord) -> Result<(), BrowserError> {
     let Chord { dom_key, code, vk, text, modifiers: bits } = chord;
     let mut down = json!({"type": if text.is_some() { "keyDown" } else { "rawKeyDown" }, "key": dom_key, "code": code, "windowsVirtualKeyCode": vk, "modifiers": bits});
     if let Some(text) = text {
@@ -596,10 +593,9 @@ async fn press_chord(live: &Live, tab: &Tab, chord: &Chord) -> Result<(), ToolFa
     Ok(())
 }
 
-async fn press_key(session: Ctx, args: KeyArgs) -> ToolResult {
+async fn press_key(session: Ctx, args: KeyArgs) -> Outcome {
     let chord = parse_chord(&args.key)?;
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     act(&live, &tab, Reach::MayNavigate, async {
         let mut on = String::new();
         if let Some(r) = &args.target {
@@ -634,9 +630,9 @@ enum Edge {
     Bottom,
 }
 
-async fn scroll(session: Ctx, args: ScrollArgs) -> ToolResult {
+async fn scroll(session: Ctx, args: ScrollArgs) -> Outcome {
     if args.target.is_none() && args.dx.is_none() && args.dy.is_none() && args.to.is_none() {
-        return Err(fail(ErrorCode::InvalidArguments, "give ref, dx/dy or to"));
+        return Err(refuse(ErrorCode::InvalidArguments, "give ref, dx/dy or to"));
     }
     let (live, tab) = session.tab().await?;
     let _busy = tab.busy.lock().await;

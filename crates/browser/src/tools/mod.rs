@@ -15,7 +15,7 @@ mod tab_tool;
 mod wait;
 mod webmcp;
 
-pub use webmcp::{list_bound as webmcp_list_bound, not_listed as page_tool_not_listed};
+pub use webmcp::{Routed, is_page_tool_call, route};
 
 use tab_tool::{Ctx, refuse_unreadable, with_notices};
 

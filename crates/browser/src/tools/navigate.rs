@@ -2,17 +2,18 @@
 
 use std::time::Duration;
 
-use lumo_protocol::{ErrorCode, ToolFailure};
+use lumo_protocol::ErrorCode;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::tab_tool::Ctx;
+use super::tab_tool::{Ctx, OnTab, TabUse, on_tab};
 use crate::action::{Reach, act, settle};
+use crate::error::{BrowserError, refuse};
 use crate::page::wait_until;
 use crate::session::Live;
 use crate::tab::Tab;
-use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
+use crate::tool::{Hints, Outcome, Tool, ToolOutput, fail};
 
 pub(crate) fn tools() -> Vec<Tool<Ctx>> {
     vec![
@@ -46,10 +47,9 @@ enum Go {
     Reload,
 }
 
-async fn navigate(session: Ctx, args: NavigateArgs) -> ToolResult {
+async fn navigate(session: Ctx, args: NavigateArgs) -> Outcome {
     // A tab on a page lumo does not read may still be taken elsewhere.
-    let (live, tab) = session.tab_to_navigate().await?;
-    let _busy = tab.busy.lock().await;
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::NAVIGATE).await?;
     match (&args.url, args.go) {
         (Some(url), None) => {
             let url = session.policy.check_open(url)?;
@@ -68,7 +68,7 @@ async fn navigate(session: Ctx, args: NavigateArgs) -> ToolResult {
                             history["currentIndex"].as_i64().unwrap_or(0) + if matches!(go, Go::Back) { -1 } else { 1 };
                         let entry = history["entries"].get(usize::try_from(index).unwrap_or(usize::MAX)).cloned();
                         let Some(entry) = entry else {
-                            return Err(fail(
+                            return Err(refuse(
                                 ErrorCode::InvalidState,
                                 format!(
                                     "There is no page to go {} to.",
@@ -90,12 +90,12 @@ async fn navigate(session: Ctx, args: NavigateArgs) -> ToolResult {
             })
             .await
         }
-        _ => Err(fail(ErrorCode::InvalidArguments, "give exactly one of url or go")),
+        _ => Err(refuse(ErrorCode::InvalidArguments, "give exactly one of url or go")),
     }
 }
 
 /// Opens `url` in the tab and waits for it to load and settle.
-async fn goto(live: &Live, tab: &Tab, url: &str) -> Result<(), ToolFailure> {
+async fn goto(live: &Live, tab: &Tab, url: &str) -> Result<(), BrowserError> {
     let navigations = {
         let mut s = tab.state();
         s.blocked = None;
@@ -105,9 +105,9 @@ async fn goto(live: &Live, tab: &Tab, url: &str) -> Result<(), ToolFailure> {
     if let Some(error) = result["errorText"].as_str().filter(|e| !e.is_empty()) {
         // A redirect hop the origin lists refused: say which origin and why.
         if let Some(why) = tab.state().blocked.take() {
-            return Err(fail(ErrorCode::Forbidden, format!("Refused: {url} redirected to a refused origin: {why}.")));
+            return Err(refuse(ErrorCode::Forbidden, format!("Refused: {url} redirected to a refused origin: {why}.")));
         }
-        return Err(fail(ErrorCode::OperationFailed, format!("Could not open {url}: {error}")));
+        return Err(refuse(ErrorCode::OperationFailed, format!("Could not open {url}: {error}")));
     }
     // Same-document (fragment) navigations have no loaderId and no load event.
     if result.get("loaderId").is_some() {
@@ -155,7 +155,7 @@ enum TabAction {
     Close,
 }
 
-async fn tabs(session: Ctx, args: TabsArgs) -> ToolResult {
+async fn tabs(session: Ctx, args: TabsArgs) -> Outcome {
     let live = session.live().await?;
     // Only this handle's own tabs (its browser context): never another client's.
     let scope = session.scope;
@@ -179,7 +179,7 @@ async fn tabs(session: Ctx, args: TabsArgs) -> ToolResult {
             let url = session.policy.check_open(args.url.as_deref().unwrap_or("about:blank"))?;
             // Open it blank, then navigate once lumo listens: a URL given to createTarget
             // starts loading before the tab's events are on, and its load can go unseen.
-            let tab = live.new_tab(scope, "about:blank").await.map_err(crate::session::cdp_failure)?;
+            let tab = live.new_tab(scope, "about:blank").await?;
             if url != "about:blank" {
                 goto(&live, &tab, &url).await?;
             }
@@ -187,23 +187,17 @@ async fn tabs(session: Ctx, args: TabsArgs) -> ToolResult {
         TabAction::Select => {
             let index = args.index.ok_or_else(|| fail(ErrorCode::InvalidArguments, "index: required for select"))?;
             let target = pick(Some(index))?;
-            live.cdp
-                .call("Target.activateTarget", json!({"targetId": target}), None)
-                .await
-                .map_err(crate::session::cdp_failure)?;
+            live.cdp.call("Target.activateTarget", json!({"targetId": target}), None).await?;
             live.select(scope, &target);
         }
         TabAction::Close => {
             let target = pick(args.index)?;
-            live.cdp
-                .call("Target.closeTarget", json!({"targetId": target}), None)
-                .await
-                .map_err(crate::session::cdp_failure)?;
+            live.cdp.call("Target.closeTarget", json!({"targetId": target}), None).await?;
             wait_until_gone(&live, &target).await;
         }
     }
     // The browser's own view has the current titles (events can lag behind).
-    let infos = live.cdp.call("Target.getTargets", json!({}), None).await.map_err(crate::session::cdp_failure)?;
+    let infos = live.cdp.call("Target.getTargets", json!({}), None).await?;
     let info_of = |id: &str| {
         infos["targetInfos"].as_array().into_iter().flatten().find(|t| t["targetId"].as_str() == Some(id)).cloned()
     };
@@ -246,13 +240,13 @@ struct ResizeArgs {
     height: u32,
 }
 
-async fn resize(session: Ctx, args: ResizeArgs) -> ToolResult {
+async fn resize(session: Ctx, args: ResizeArgs) -> Outcome {
     for (field, value) in [("width", args.width), ("height", args.height)] {
         if !(100..=10_000).contains(&value) {
-            return Err(fail(ErrorCode::InvalidArguments, format!("{field}: {value} is outside 100–10000")));
+            return Err(refuse(ErrorCode::InvalidArguments, format!("{field}: {value} is outside 100–10000")));
         }
     }
-    let (live, tab) = session.tab().await?;
+    let OnTab { live, tab, .. } = on_tab(&session, TabUse::UNLOCKED).await?;
     live.call(
         &tab,
         "Emulation.setDeviceMetricsOverride",

@@ -9,9 +9,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::tab_tool::Ctx;
+use super::tab_tool::{Ctx, OnTab, TabUse, on_tab};
+use crate::error::refuse;
 use crate::tab::Request;
-use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
+use crate::tool::{Hints, Outcome, Tool, ToolOutput, fail};
 
 const DEFAULT_BODY_BYTES: usize = 10_000;
 const MAX_BODY_BYTES: usize = 1_000_000;
@@ -143,10 +144,10 @@ fn line(r: &Request) -> String {
     line
 }
 
-async fn requests(session: Ctx, args: RequestsArgs) -> ToolResult {
+async fn requests(session: Ctx, args: RequestsArgs) -> Outcome {
     let limit = args.limit.unwrap_or(50);
     if !(1..=500).contains(&limit) {
-        return Err(fail(ErrorCode::InvalidArguments, format!("limit: {limit} is outside 1–500")));
+        return Err(refuse(ErrorCode::InvalidArguments, format!("limit: {limit} is outside 1–500")));
     }
     let url = args
         .url
@@ -164,19 +165,19 @@ async fn requests(session: Ctx, args: RequestsArgs) -> ToolResult {
             let kinds: Vec<String> =
                 list.split([',', '|', ' ']).map(|k| k.trim().to_ascii_lowercase()).filter(|k| !k.is_empty()).collect();
             if let Some(bad) = kinds.iter().find(|k| !TYPES.contains(&k.as_str())) {
-                return Err(fail(
+                return Err(refuse(
                     ErrorCode::InvalidArguments,
                     format!("type: {bad:?} is not a resource type; use {}", TYPES.join(", ")),
                 ));
             }
             if kinds.is_empty() {
-                return Err(fail(ErrorCode::InvalidArguments, "type: give a resource type, e.g. fetch"));
+                return Err(refuse(ErrorCode::InvalidArguments, "type: give a resource type, e.g. fetch"));
             }
             Some(kinds)
         }
     };
     let status = args.status.as_ref().map(StatusFilter::parse).transpose()?;
-    let (_live, tab) = session.tab().await?;
+    let OnTab { live: _, tab, .. } = on_tab(&session, TabUse::UNLOCKED).await?;
     let (all, lines) = {
         let s = tab.state();
         let matching: Vec<&Request> = s
@@ -257,7 +258,7 @@ fn text_like(mime: &str) -> bool {
             .any(|t| mime.contains(t))
 }
 
-async fn request(session: Ctx, args: RequestArgs) -> ToolResult {
+async fn request(session: Ctx, args: RequestArgs) -> Outcome {
     let bad_id = |shown: &str| {
         fail(
             ErrorCode::InvalidArguments,
@@ -267,19 +268,19 @@ async fn request(session: Ctx, args: RequestArgs) -> ToolResult {
     let seq = match &args.id {
         Value::Number(n) => n.as_u64().ok_or_else(|| bad_id(&n.to_string()))?,
         Value::String(t) => t.trim().trim_start_matches('#').parse::<u64>().map_err(|_| bad_id(t))?,
-        other => return Err(bad_id(&other.to_string())),
+        other => return Err(bad_id(&other.to_string()).into()),
     };
     let max_bytes = args.max_bytes.unwrap_or(DEFAULT_BODY_BYTES);
     if !(100..=MAX_BODY_BYTES).contains(&max_bytes) {
-        return Err(fail(
+        return Err(refuse(
             ErrorCode::InvalidArguments,
             format!("max_bytes: {max_bytes} is outside 100–{MAX_BODY_BYTES}"),
         ));
     }
-    let (live, tab) = session.tab().await?;
+    let OnTab { live, tab, .. } = on_tab(&session, TabUse::UNLOCKED).await?;
     let found = tab.state().requests.iter().find(|r| r.seq == seq).cloned();
     let Some(r) = found else {
-        return Err(fail(
+        return Err(refuse(
             ErrorCode::NotFound,
             format!("No request #{seq} (the list resets when the page loads). Get ids with network_requests."),
         ));
@@ -330,7 +331,7 @@ async fn body(live: &crate::session::Live, tab: &crate::tab::Tab, r: &Request, m
     }
     let got = match live.call(tab, "Network.getResponseBody", json!({"requestId": r.id})).await {
         Ok(got) => got,
-        Err(e) => return format!("body: unavailable ({})", clip(&e.message, 200).0),
+        Err(e) => return format!("body: unavailable ({})", clip(&ToolFailure::from(e).message, 200).0),
     };
     let raw = got["body"].as_str().unwrap_or_default();
     let bytes = if got["base64Encoded"].as_bool() == Some(true) {

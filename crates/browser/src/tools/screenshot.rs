@@ -2,18 +2,19 @@
 //! image within a byte budget (shrunk to JPEG and scaled down when over it).
 
 use base64::Engine;
+use lumo_protocol::ErrorCode;
 use lumo_protocol::text::human_bytes;
-use lumo_protocol::{ErrorCode, ToolFailure};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::tab_tool::Ctx;
+use super::tab_tool::{Ctx, OnTab, TabUse, on_tab};
+use crate::error::{BrowserError, refuse};
 use crate::helper::{self, element};
-use crate::page::{check_ref, ensure_no_dialog};
+use crate::page::check_ref;
 use crate::session::Live;
 use crate::tab::Tab;
-use crate::tool::{Hints, Image, Tool, ToolOutput, ToolResult, fail};
+use crate::tool::{Hints, Image, Outcome, Tool, ToolOutput, fail};
 
 const DEFAULT_MAX_BYTES: usize = 1_000_000;
 const MIN_MAX_BYTES: usize = 10_000;
@@ -80,32 +81,30 @@ struct Region {
     label: String,
 }
 
-async fn screenshot(session: Ctx, args: ScreenshotArgs) -> ToolResult {
+async fn screenshot(session: Ctx, args: ScreenshotArgs) -> Outcome {
     if let Some(r) = &args.target {
         check_ref(r)?;
         if args.full_page {
-            return Err(fail(ErrorCode::InvalidArguments, "full_page: not with ref; give one or the other"));
+            return Err(refuse(ErrorCode::InvalidArguments, "full_page: not with ref; give one or the other"));
         }
     }
     let format = args.format.unwrap_or(Format::Png);
     if let Some(q) = args.quality {
         if format != Format::Jpeg {
-            return Err(fail(ErrorCode::InvalidArguments, "quality: only for format \"jpeg\""));
+            return Err(refuse(ErrorCode::InvalidArguments, "quality: only for format \"jpeg\""));
         }
         if !(1..=100).contains(&q) {
-            return Err(fail(ErrorCode::InvalidArguments, format!("quality: {q} is outside 1–100")));
+            return Err(refuse(ErrorCode::InvalidArguments, format!("quality: {q} is outside 1–100")));
         }
     }
     let max_bytes = args.max_bytes.unwrap_or(DEFAULT_MAX_BYTES);
     if !(MIN_MAX_BYTES..=MAX_MAX_BYTES).contains(&max_bytes) {
-        return Err(fail(
+        return Err(refuse(
             ErrorCode::InvalidArguments,
             format!("max_bytes: {max_bytes} is outside {MIN_MAX_BYTES}–{MAX_MAX_BYTES}"),
         ));
     }
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
-    ensure_no_dialog(&tab)?;
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::SCRIPT).await?;
     let region = region(&live, &tab, &args).await?;
 
     let mut shot = Shot { format, quality: args.quality.unwrap_or(80), scale: 1.0 };
@@ -129,7 +128,7 @@ async fn screenshot(session: Ctx, args: ScreenshotArgs) -> ToolResult {
         }
     }
     if data.len() > max_bytes {
-        return Err(fail(
+        return Err(refuse(
             ErrorCode::OperationFailed,
             format!(
                 "the screenshot stays over max_bytes ({max_bytes}) even as JPEG at {:.0}% scale; raise max_bytes or capture less (ref, or not full_page)",
@@ -161,19 +160,19 @@ async fn screenshot(session: Ctx, args: ScreenshotArgs) -> ToolResult {
 }
 
 /// Works out the area to capture.
-async fn region(live: &Live, tab: &Tab, args: &ScreenshotArgs) -> Result<Region, ToolFailure> {
+async fn region(live: &Live, tab: &Tab, args: &ScreenshotArgs) -> Result<Region, BrowserError> {
     let element_box = match &args.target {
         Some(r) => {
             let object = element(live, tab, r).await?;
             let Some(helper::Rect { x, y, width: w, height: h }) = helper::element_box(live, tab, &object).await?
             else {
-                return Err(fail(
+                return Err(refuse(
                     ErrorCode::InvalidState,
                     format!("{r} is not visible (hidden, collapsed or zero size)."),
                 ));
             };
             if w < 1.0 || h < 1.0 {
-                return Err(fail(ErrorCode::InvalidState, format!("{r} has no size to capture ({w:.0}×{h:.0}).")));
+                return Err(refuse(ErrorCode::InvalidState, format!("{r} has no size to capture ({w:.0}×{h:.0}).")));
             }
             let (dx, dy) = helper::viewport_offset(live, tab, &object).await?;
             Some((r, x + dx, y + dy, w, h))
@@ -234,7 +233,7 @@ struct Shot {
     scale: f64,
 }
 
-async fn capture(live: &Live, tab: &Tab, region: &Region, shot: &Shot) -> Result<String, ToolFailure> {
+async fn capture(live: &Live, tab: &Tab, region: &Region, shot: &Shot) -> Result<String, BrowserError> {
     let mut params = json!({
         "format": shot.format.name(),
         "clip": {"x": region.x, "y": region.y, "width": region.width, "height": region.height, "scale": shot.scale},
@@ -248,7 +247,7 @@ async fn capture(live: &Live, tab: &Tab, region: &Region, shot: &Shot) -> Result
     result["data"]
         .as_str()
         .map(str::to_string)
-        .ok_or_else(|| fail(ErrorCode::OperationFailed, "the browser returned no image"))
+        .ok_or_else(|| refuse(ErrorCode::OperationFailed, "the browser returned no image"))
 }
 
 /// Width and height of a PNG or JPEG.

@@ -6,12 +6,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::tab_tool::Ctx;
+use super::tab_tool::{Ctx, OnTab, TabUse, on_tab};
+use crate::error::{BrowserError, refuse};
 use crate::helper::{self, FindQuery, Found, SnapshotOptions};
 use crate::page::{check_ref, child_frames, ref_frame, stale_ref};
 use crate::session::Live;
 use crate::tab::Tab;
-use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
+use crate::tool::{Hints, Outcome, Tool, ToolOutput, fail};
 
 /// The default byte budget of a snapshot: enough for a 5,000-element page in
 /// lumo's terse format, small enough to leave the model room to think.
@@ -57,19 +58,18 @@ struct SnapshotArgs {
     offset: usize,
 }
 
-async fn snapshot(session: Ctx, args: SnapshotArgs) -> ToolResult {
+async fn snapshot(session: Ctx, args: SnapshotArgs) -> Outcome {
     if let Some(r) = &args.root {
         check_ref(r)?;
     }
     let max_bytes = args.max_bytes.unwrap_or(DEFAULT_SNAPSHOT_BYTES);
     if !(200..=MAX_SNAPSHOT_BYTES).contains(&max_bytes) {
-        return Err(fail(
+        return Err(refuse(
             ErrorCode::InvalidArguments,
             format!("max_bytes: {max_bytes} is outside 200–{MAX_SNAPSHOT_BYTES}"),
         ));
     }
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
     let offset = args.offset;
     let options = |max_bytes: usize, offset: usize| SnapshotOptions {
         root: args.root.as_deref(),
@@ -84,7 +84,7 @@ async fn snapshot(session: Ctx, args: SnapshotArgs) -> ToolResult {
         None => None,
     };
     let Some(tree) = helper::snapshot(&live, &tab, root_frame, &options(max_bytes, offset)).await? else {
-        return Err(stale_ref(args.root.as_deref().unwrap_or_default()));
+        return Err(stale_ref(args.root.as_deref().unwrap_or_default()).into());
     };
     let mut body = tree.text;
     if body.is_empty() {
@@ -153,13 +153,13 @@ struct FindArgs {
     limit: Option<u32>,
 }
 
-async fn find(session: Ctx, args: FindArgs) -> ToolResult {
+async fn find(session: Ctx, args: FindArgs) -> Outcome {
     if args.text.is_none() && args.role.is_none() && args.regex.is_none() {
-        return Err(fail(ErrorCode::InvalidArguments, "give at least one of text, role or regex"));
+        return Err(refuse(ErrorCode::InvalidArguments, "give at least one of text, role or regex"));
     }
     let limit = args.limit.unwrap_or(20);
     if !(1..=200).contains(&limit) {
-        return Err(fail(ErrorCode::InvalidArguments, format!("limit: {limit} is outside 1–200")));
+        return Err(refuse(ErrorCode::InvalidArguments, format!("limit: {limit} is outside 1–200")));
     }
     let regex = args.regex.as_deref().map(compile).transpose()?;
     let (live, tab) = session.tab().await?;
@@ -216,7 +216,7 @@ async fn find_in(
     child: Option<u32>,
     query: &FindQuery<'_>,
     regex: Option<&Regex>,
-) -> Result<Found, ToolFailure> {
+) -> Result<Found, BrowserError> {
     let Some(regex) = regex else { return helper::find(live, tab, child, query).await };
     let hays = helper::find_candidates(live, tab, child, query).await?;
     let matched: Vec<usize> = hays.iter().enumerate().filter(|(_, hay)| regex.is_match(hay)).map(|(i, _)| i).collect();

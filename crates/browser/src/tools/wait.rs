@@ -6,12 +6,13 @@ use lumo_protocol::{ErrorCode, ToolFailure};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::tab_tool::Ctx;
+use super::tab_tool::{Ctx, OnTab, TabUse, on_tab};
+use crate::error::{BrowserError, refuse};
 use crate::helper::{self, RefState};
 use crate::page::{check_ref, ref_frame, wait_until};
 use crate::session::Live;
 use crate::tab::Tab;
-use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
+use crate::tool::{Hints, Outcome, Tool, ToolOutput, fail};
 
 const POLL: Duration = Duration::from_millis(100);
 const DEFAULT_TIMEOUT_MS: u64 = 10_000;
@@ -140,16 +141,16 @@ fn clip(t: &str) -> String {
     lumo_protocol::text::clip(t, 100).0.to_string()
 }
 
-async fn wait(session: Ctx, args: WaitArgs) -> ToolResult {
+async fn wait(session: Ctx, args: WaitArgs) -> Outcome {
     let timeout_ms = args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
     if !(1..=MAX_TIMEOUT_MS).contains(&timeout_ms) {
-        return Err(fail(
+        return Err(refuse(
             ErrorCode::InvalidArguments,
             format!("timeout_ms: {timeout_ms} is outside 1–{MAX_TIMEOUT_MS}"),
         ));
     }
     let condition = Condition::from_args(args)?;
-    let (live, tab) = session.tab().await?;
+    let OnTab { live, tab, .. } = on_tab(&session, TabUse::UNLOCKED).await?;
     let started = Instant::now();
     let deadline = started + Duration::from_millis(timeout_ms);
     let held = match &condition {
@@ -174,10 +175,10 @@ async fn wait(session: Ctx, args: WaitArgs) -> ToolResult {
             if !pending.is_empty() {
                 // Request URLs are the page's (a query can hold a token): fenced page data.
                 let failure = fail(ErrorCode::Timeout, format!("{message} Requests in flight are listed below."));
-                return Ok(ToolOutput::page_failure(failure, format!("in flight:\n{}", pending.join("\n"))));
+                return Err(BrowserError::page(failure, format!("in flight:\n{}", pending.join("\n"))));
             }
         }
-        return Err(fail(ErrorCode::Timeout, message));
+        return Err(refuse(ErrorCode::Timeout, message));
     }
     let mut text = condition.met();
     if !matches!(condition, Condition::Time(_)) {
@@ -188,7 +189,7 @@ async fn wait(session: Ctx, args: WaitArgs) -> ToolResult {
 }
 
 /// Asks the page every [`POLL`] until the condition holds or the deadline passes.
-async fn poll(live: &Live, tab: &Tab, condition: &Condition, deadline: Instant) -> Result<bool, ToolFailure> {
+async fn poll(live: &Live, tab: &Tab, condition: &Condition, deadline: Instant) -> Result<bool, BrowserError> {
     // A ref of another tab (or never given out) is refused, not waited on; a frame's ref is asked there.
     let frame = match condition {
         Condition::Ref(r) | Condition::RefGone(r) => ref_frame(live, tab, r)?,
@@ -210,9 +211,9 @@ async fn poll(live: &Live, tab: &Tab, condition: &Condition, deadline: Instant) 
             Ok(true) => return Ok(true),
             Ok(false) => {}
             // A dialog blocks the page: nothing will change until the agent answers it.
-            Err(e) if e.code == ErrorCode::InvalidState || e.code == ErrorCode::Unavailable => return Err(e),
+            Err(e) if matches!(e.code(), ErrorCode::InvalidState | ErrorCode::Unavailable) => return Err(e),
             // A navigation can swap the document under the probe: ask again.
-            Err(e) => tracing::debug!(error = %e.message, "page_wait probe failed"),
+            Err(e) => tracing::debug!(error = %e, "page_wait probe failed"),
         }
         let now = Instant::now();
         if now >= deadline {

@@ -9,9 +9,10 @@ use lumo_protocol::text::clip_marked;
 use serde_json::{Value, json};
 
 use super::listing::PageTool;
+use crate::error::BrowserError;
 use crate::session::Live;
 use crate::tab::Tab;
-use crate::tool::{ToolOutput, fail};
+use crate::tool::{Outcome, ToolOutput, fail};
 
 /// Most images a page tool's MCP-shaped answer may carry.
 const MAX_IMAGES: usize = 8;
@@ -27,7 +28,7 @@ const MAX_PAGE_TEXT: usize = 200_000;
 /// unwrapped (text as page text, images as images); a plain object that reports
 /// a failure (`{ok:false, …}` or `{isError:true, …}`), which becomes a failure
 /// (`isError`) with the page's words fenced; anything else, which is the answer.
-pub(super) fn completed(bound: &PageTool, output: Value) -> ToolOutput {
+pub(super) fn completed(bound: &PageTool, output: Value) -> Outcome {
     // `executeTool` results may come as a JSON string: read it when it parses.
     let output = match output {
         Value::String(s) => serde_json::from_str::<Value>(&s).unwrap_or(Value::String(s)),
@@ -39,7 +40,7 @@ pub(super) fn completed(bound: &PageTool, output: Value) -> ToolOutput {
     let compact = output.to_string();
     let business_error = output["isError"].as_bool() == Some(true) || output["ok"].as_bool() == Some(false);
     if business_error {
-        return ToolOutput::page_failure(
+        return Err(BrowserError::page(
             fail(
                 ErrorCode::OperationFailed,
                 format!(
@@ -49,15 +50,15 @@ pub(super) fn completed(bound: &PageTool, output: Value) -> ToolOutput {
             ),
             clip_marked(&compact, MAX_PAGE_TEXT),
         )
-        .with_structured(json!({"pageError": page_error(&output), "output": output}));
+        .with_details(Some(json!({"pageError": page_error(&output), "output": output}))));
     }
     let structured = match &output {
         Value::Object(_) => output.clone(),
         _ => json!({"result": output}),
     };
-    ToolOutput::text(format!("Page tool {:?} from {} answered:", bound.name, bound.origin))
+    Ok(ToolOutput::text(format!("Page tool {:?} from {} answered:", bound.name, bound.origin))
         .with_page_text(clip_marked(&compact, MAX_PAGE_TEXT))
-        .with_structured(structured)
+        .with_structured(structured))
 }
 
 /// `{code, message}` of a page-reported failure, from the usual places.
@@ -69,7 +70,7 @@ fn page_error(output: &Value) -> Value {
 }
 
 /// Unwraps an answer in MCP's own result shape, or `None` when it is not one.
-fn mcp_shaped(bound: &PageTool, output: &Value) -> Option<ToolOutput> {
+fn mcp_shaped(bound: &PageTool, output: &Value) -> Option<Outcome> {
     let map = output.as_object()?;
     let blocks = map.get("content")?.as_array()?;
     let known = ["content", "isError", "structuredContent", "_meta"];
@@ -110,33 +111,29 @@ fn mcp_shaped(bound: &PageTool, output: &Value) -> Option<ToolOutput> {
         page_text.push_str(&format!("\n[{dropped} image block(s) dropped by lumo: not image/* base64, over {MAX_IMAGE_BASE64} characters, or over {MAX_IMAGES} images]"));
     }
     let structured = map.get("structuredContent").filter(|v| v.is_object()).cloned();
-    let mut out = if map.get("isError").and_then(Value::as_bool) == Some(true) {
-        let mut out = ToolOutput::page_failure(
-            fail(
-                ErrorCode::OperationFailed,
-                format!(
-                    "page tool {:?} from {} reported a failure (isError); the page's words follow",
-                    bound.name, bound.origin
-                ),
+    if map.get("isError").and_then(Value::as_bool) == Some(true) {
+        let failure = fail(
+            ErrorCode::OperationFailed,
+            format!(
+                "page tool {:?} from {} reported a failure (isError); the page's words follow",
+                bound.name, bound.origin
             ),
-            page_text,
         );
-        out.structured = structured.map(|s| json!({"output": s}));
-        out
-    } else {
-        let mut out = ToolOutput::text(format!("Page tool {:?} from {} answered:", bound.name, bound.origin));
-        if !page_text.is_empty() {
-            out.page_text = Some(page_text);
-        }
-        out.structured = structured;
-        out
-    };
+        return Some(
+            Err(BrowserError::page(failure, page_text).with_details(structured.map(|s| json!({"output": s})))),
+        );
+    }
+    let mut out = ToolOutput::text(format!("Page tool {:?} from {} answered:", bound.name, bound.origin));
+    if !page_text.is_empty() {
+        out.page_text = Some(page_text);
+    }
+    out.structured = structured;
     out.images = images;
-    Some(out)
+    Some(Ok(out))
 }
 
 /// Appends to an answer that the page moved while the tool ran (a navigation or a URL change).
-pub(super) fn note_move(tab: &Tab, out: &mut ToolOutput, url_before: &str, navigations: u64) {
+pub(super) fn note_move(tab: &Tab, out: &mut Outcome, url_before: &str, navigations: u64) {
     let s = tab.state();
     let note = if s.navigations != navigations {
         "\nThe page navigated (URLs below); its page tools may have changed: list them again (tools/list or webmcp_list)."
@@ -145,16 +142,23 @@ pub(super) fn note_move(tab: &Tab, out: &mut ToolOutput, url_before: &str, navig
     } else {
         return;
     };
-    match out.failure.as_mut() {
-        Some(failure) => failure.message.push_str(note),
-        None => out.text.push_str(note),
-    }
     // URLs are the page's (a URL can carry a token): they go with the fenced page text.
     let urls = format!("url before: {url_before}\nurl: {}", s.url);
-    out.page_text = Some(match out.page_text.take() {
-        Some(page) => format!("{page}\n{urls}"),
-        None => urls,
-    });
+    match out {
+        Ok(out) => {
+            out.text.push_str(note);
+            out.page_text = Some(match out.page_text.take() {
+                Some(page) => format!("{page}\n{urls}"),
+                None => urls,
+            });
+        }
+        Err(BrowserError::PageReported { failure, page_text, .. }) => {
+            failure.message.push_str(note);
+            page_text.push('\n');
+            page_text.push_str(&urls);
+        }
+        Err(_) => {}
+    }
 }
 
 /// The main frame's `document.title` (the target's title is a URL-shaped

@@ -16,6 +16,7 @@ use serde_json::json;
 
 use super::listing::{PageTool, tab_tools};
 use super::registry::PREFIX;
+use crate::error::BrowserError;
 use crate::session::Session;
 use crate::tool::fail;
 
@@ -128,7 +129,7 @@ impl Session {
 
     /// Whether the selected tab's main world has `document.modelContext`
     /// (WebMCP needs the feature flag and a secure context).
-    pub async fn webmcp_available(&self) -> Result<bool, ToolFailure> {
+    pub async fn webmcp_available(&self) -> Result<bool, BrowserError> {
         let (live, tab) = self.tab().await?;
         let result = live
             .call(
@@ -141,7 +142,7 @@ impl Session {
     }
 
     /// Waits until the selected tab has at least `count` page tools, or `timeout` passes.
-    pub async fn wait_for_page_tools(&self, count: usize, timeout: Duration) -> Result<usize, ToolFailure> {
+    pub async fn wait_for_page_tools(&self, count: usize, timeout: Duration) -> Result<usize, BrowserError> {
         let (_, tab) = self.tab().await?;
         crate::page::wait_until(&tab, timeout, |s| s.webmcp.tools.len() >= count).await;
         Ok(tab.state().webmcp.tools.len())

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use lumo_cdp::{CdpError, INVALID_PARAMS};
 use lumo_protocol::text::clip_marked;
 use lumo_protocol::{ErrorCode, ToolFailure};
 use serde_json::{Value, json};
@@ -13,10 +14,11 @@ use serde_json::{Value, json};
 use super::answer::{completed, declarative_report, document_title, note_move};
 use super::binding::stale;
 use super::listing::PageTool;
+use crate::error::{BrowserError, refuse};
 use crate::page::wait_until;
 use crate::session::{Live, Session};
 
-use crate::tool::{Hints, Tool, ToolOutput, ToolResult, fail};
+use crate::tool::{Hints, Outcome, Tool, ToolOutput, fail};
 
 /// How long an invocation may run by default.
 pub(crate) const INVOKE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -59,7 +61,7 @@ pub fn page_tool(tool: &PageTool) -> Tool<Arc<Session>> {
 pub fn unavailable_page_tool(name: &str, failure: ToolFailure) -> Tool<Arc<Session>> {
     let mut t = Tool::new(name, "A page tool that is gone.", Hints::ACT, move |_: Arc<Session>, _: Value| {
         let failure = failure.clone();
-        async move { Err(failure) }
+        async move { Err::<ToolOutput, _>(failure) }
     });
     t.spec.input_schema = json!({"type": "object"});
     t
@@ -83,7 +85,7 @@ impl Drop for CancelOnDrop {
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             handle.spawn(async move {
                 if let Err(e) = live.call_in(&session, "WebMCP.cancelInvocation", json!({"invocationId": id})).await {
-                    tracing::debug!(error = %e.message, "could not cancel a page tool invocation");
+                    tracing::debug!(error = %e, "could not cancel a page tool invocation");
                 }
             });
         }
@@ -91,11 +93,11 @@ impl Drop for CancelOnDrop {
 }
 
 /// Invokes a bound registration and waits for its answer.
-pub(crate) async fn invoke(session: &Session, bound: &PageTool, input: Value) -> ToolResult {
+pub(crate) async fn invoke(session: &Session, bound: &PageTool, input: Value) -> Outcome {
     invoke_with_timeout(session, bound, input, INVOKE_TIMEOUT).await
 }
 
-async fn invoke_with_timeout(session: &Session, bound: &PageTool, input: Value, timeout: Duration) -> ToolResult {
+async fn invoke_with_timeout(session: &Session, bound: &PageTool, input: Value, timeout: Duration) -> Outcome {
     let live = session.live().await?;
     // Only a tab of the caller's own browser context.
     let tab = live
@@ -105,7 +107,7 @@ async fn invoke_with_timeout(session: &Session, bound: &PageTool, input: Value, 
         .ok_or_else(|| stale(bound.exposed.as_deref().unwrap_or(&bound.name), "its tab was closed"))?;
     session.check_readable(&live, &tab).await?;
     if !tab.state().webmcp.holds(&tab.target_id, bound.generation) {
-        return Err(stale(bound.exposed.as_deref().unwrap_or(&bound.name), "the registration is gone"));
+        return Err(stale(bound.exposed.as_deref().unwrap_or(&bound.name), "the registration is gone").into());
     }
     crate::page::ensure_no_dialog(&tab)?;
     let input = if input.is_object() { input } else { json!({}) };
@@ -123,12 +125,12 @@ async fn invoke_with_timeout(session: &Session, bound: &PageTool, input: Value, 
             json!({"frameId": bound.frame_id, "toolName": bound.name, "input": input}),
         )
         .await
-        .map_err(|e| {
-            if e.message.contains("not found") {
-                stale(bound.exposed.as_deref().unwrap_or(&bound.name), "the page no longer has it")
-            } else {
-                e
+        .map_err(|e| match e {
+            // The frame no longer has a tool of that name.
+            BrowserError::Cdp(CdpError::Protocol { code: INVALID_PARAMS, .. }) => {
+                stale(bound.exposed.as_deref().unwrap_or(&bound.name), "the page no longer has it").into()
             }
+            e => e,
         })?;
     let id = started["invocationId"]
         .as_str()
@@ -156,7 +158,7 @@ async fn invoke_with_timeout(session: &Session, bound: &PageTool, input: Value, 
             } else {
                 "the page removed the tool during the call".to_string()
             };
-            return Err(fail(
+            return Err(refuse(
                 ErrorCode::StaleContext,
                 format!(
                     "{}: {why}; the tool gave no answer. Its effect is unknown: check the page (page_snapshot) before calling again.",
@@ -171,7 +173,7 @@ async fn invoke_with_timeout(session: &Session, bound: &PageTool, input: Value, 
             return Ok(declarative_report(&live, &tab, bound, &url_before, &title_before, navigations_before).await);
         }
         // The guard cancels the invocation in the page.
-        return Err(fail(
+        return Err(refuse(
             ErrorCode::Timeout,
             format!("page tool {:?} gave no answer within {}s; lumo cancelled it", bound.name, timeout.as_secs()),
         ));
@@ -200,9 +202,9 @@ async fn invoke_with_timeout(session: &Session, bound: &PageTool, input: Value, 
             // A tool may move the page as it answers: say so, as actions do.
             crate::action::settle(&tab, marks_before, crate::action::Reach::MayNavigate).await;
             note_move(&tab, &mut out, &url_before, navigations_before);
-            Ok(out)
+            out
         }
-        "Canceled" => Err(fail(ErrorCode::Cancelled, format!("page tool {:?} was cancelled", bound.name))),
+        "Canceled" => Err(refuse(ErrorCode::Cancelled, format!("page tool {:?} was cancelled", bound.name))),
         _ => {
             let text = response
                 .error_text
@@ -210,7 +212,7 @@ async fn invoke_with_timeout(session: &Session, bound: &PageTool, input: Value, 
                 .or(response.exception)
                 .unwrap_or_else(|| "the page tool failed without saying why".to_string());
             // The page's error text is the page's words: fenced, never lumo's own message.
-            Ok(ToolOutput::page_failure(
+            Err(BrowserError::page(
                 fail(
                     ErrorCode::OperationFailed,
                     format!("page tool {:?} failed; the page's error text follows", bound.name),

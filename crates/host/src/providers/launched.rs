@@ -84,7 +84,7 @@ impl Launcher {
         }
         *up = None;
         let started = Instant::now();
-        let cdp = self.session.browser_connection().await.map_err(|f| f.message)?;
+        let cdp = self.session.browser_connection().await.map_err(|f| f.to_string())?;
         let dir = tempfile::Builder::new()
             .prefix("lumo-bridge-")
             .tempdir()

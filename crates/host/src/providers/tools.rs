@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use lumo_browser::{Hints, Image, Session, Tool, ToolOutput, ToolResult, fail};
+use lumo_browser::{Hints, Image, Session, Tool, ToolError, ToolOutput, ToolResult};
 use lumo_protocol::{ErrorCode, ExtensionId, ToolFailure, is_extension_id};
 use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
@@ -40,12 +40,7 @@ pub(crate) fn provider_tool(provider: Arc<Provider>, exposed: &Exposed) -> Tool<
     .untrusted();
     tool.spec.input_schema = Value::Object((*exposed.tool.input_schema).clone());
     let mut description = exposed.tool.description.as_deref().unwrap_or_default().to_string();
-    if description.len() > MAX_DESCRIPTION {
-        let mut cut = MAX_DESCRIPTION;
-        while !description.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        description.truncate(cut);
+    if lumo_protocol::text::truncate(&mut description, MAX_DESCRIPTION) {
         description.push_str(" [… cut by lumo …]");
     }
     tool.spec.description = format!("[provider tool {:?} from extension {who}] {description}", exposed.tool.name);
@@ -57,7 +52,7 @@ async fn call(provider: &Arc<Provider>, qualified: &str, name: &str, args: Value
         return Err(fail(ErrorCode::InvalidArguments, "the arguments must be a JSON object"));
     };
     match provider.call(name, args).await {
-        Ok(result) => Ok(to_output(qualified, provider.id.as_str(), result)),
+        Ok(result) => to_output(qualified, provider.id.as_str(), result),
         Err(CallFailure::Unavailable(why)) => {
             Err(fail(ErrorCode::Unavailable, format!("provider {} cannot take calls now: {why}", provider.id.as_str())))
         }
@@ -76,7 +71,7 @@ async fn call(provider: &Arc<Provider>, qualified: &str, name: &str, args: Value
 }
 
 /// A provider's answer as lumo's tool output: its words fenced, its failure a tool error.
-fn to_output(qualified: &str, id: &str, result: CallToolResult) -> ToolOutput {
+fn to_output(qualified: &str, id: &str, result: CallToolResult) -> ToolResult {
     let mut texts = Vec::new();
     let mut images = Vec::new();
     for block in result.content {
@@ -91,15 +86,21 @@ fn to_output(qualified: &str, id: &str, result: CallToolResult) -> ToolOutput {
         let reported = result.structured_content.as_ref().and_then(|s| s["error"]["code"].as_str()).unwrap_or_default();
         let code = ErrorCode::ALL.into_iter().find(|c| c.as_str() == reported).unwrap_or(ErrorCode::OperationFailed);
         let failure = ToolFailure::new(code, format!("{qualified} failed at provider {id} (its answer follows)"));
-        let mut out = ToolOutput::page_failure(failure, page_text);
-        out.structured = result.structured_content.map(|s| json!({"providerResult": s}));
-        out.images = images;
-        return out;
+        return Err(ToolError {
+            page_text: Some(page_text),
+            details: result.structured_content.map(|s| json!({"providerResult": s})),
+            ..ToolError::from(failure)
+        });
     }
     let mut out = ToolOutput::text(format!("{qualified} answered (provider {id}):")).with_page_text(page_text);
     out.structured = result.structured_content;
     out.images = images;
-    out
+    Ok(out)
+}
+
+/// A failure of a provider call, as the agent reads it.
+fn fail(code: ErrorCode, message: impl Into<String>) -> ToolError {
+    ToolFailure::new(code, message).into()
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -130,7 +131,7 @@ pub(crate) fn ext_tools(hub: &Arc<Providers>) -> Vec<Tool<Arc<Session>>> {
                 async move {
                     let hub = hub.ok_or_else(|| fail(ErrorCode::Unavailable, "lumo is stopping"))?;
                     let views = if args.refresh.unwrap_or(true) { hub.refresh_all().await } else { hub.views() };
-                    Ok(views_output(&views))
+                    Ok::<_, ToolError>(views_output(&views))
                 }
             },
         ),
