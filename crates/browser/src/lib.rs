@@ -28,6 +28,7 @@
 
 mod action;
 mod error;
+pub mod extractors;
 mod helper;
 pub mod origin;
 mod page;

@@ -192,6 +192,10 @@ struct BrowserArgs {
     /// LUMO_BROWSE_BLOCK, comma-separated).
     #[arg(long = "browse-block", value_name = "PATTERN", env = "LUMO_BROWSE_BLOCK", value_delimiter = ',', value_parser = parse_origin)]
     browse_block: Vec<OriginPattern>,
+    /// A folder of extractor definitions (*.json) for page_extract {extractor} (repeatable; LUMO_EXTRACTORS,
+    /// comma-separated); $XDG_CONFIG_HOME/lumo/extractors (else ~/.config/lumo/extractors) is always read.
+    #[arg(long = "extractors", value_name = "DIR", env = "LUMO_EXTRACTORS", value_delimiter = ',')]
+    extractors: Vec<PathBuf>,
 }
 
 fn parse_origin(pattern: &str) -> Result<OriginPattern, String> {
@@ -203,6 +207,13 @@ impl BrowserArgs {
     /// The origin lists given on the command line (or in the environment).
     fn origin_lists(&self) -> OriginLists {
         OriginLists { allow: self.browse_allow.clone(), block: self.browse_block.clone() }
+    }
+
+    /// The extractor folders: the config dir's, then --extractors.
+    fn extractor_dirs(&self) -> Vec<PathBuf> {
+        let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let config = non_empty("XDG_CONFIG_HOME").or_else(|| non_empty("HOME").map(|h| h.join(".config")));
+        config.map(|d| d.join("lumo/extractors")).into_iter().chain(self.extractors.iter().cloned()).collect()
     }
 
     fn source(&self) -> BrowserSource {
@@ -229,6 +240,8 @@ fn gated(
     gate_args: &audit::GateArgs,
 ) -> anyhow::Result<(Arc<Session>, Arc<Gate>)> {
     let origins = gate_args.initial_origins(&browser.origin_lists())?;
+    // A bad extractor definition stops lumo at start, naming the file and the field.
+    lumo_browser::extractors::load(&browser.extractor_dirs())?;
     let (session, gate) = bare_gate(browser, origins, allow_consequential);
     Ok((session, Arc::new(gate_args.apply(gate)?)))
 }
@@ -243,7 +256,7 @@ fn bare_gate(browser: &BrowserArgs, origins: OriginLists, allow_consequential: b
 /// policy re-read can replace them).
 fn session_of(browser: &BrowserArgs, origins: OriginLists) -> Arc<Session> {
     let policy = UrlPolicy { allow_file_urls: browser.allow_file_urls, origins: SharedOrigins::new(origins) };
-    Arc::new(Session::new(browser.source()).with_url_policy(policy))
+    Arc::new(Session::new(browser.source()).with_url_policy(policy).with_extractor_dirs(browser.extractor_dirs()))
 }
 
 /// How long the page's tool set must stay unchanged before `lumo webmcp list`
@@ -499,6 +512,8 @@ async fn main() -> anyhow::Result<()> {
             // Profiles left by a lumo that was killed (its browser died with it).
             lumo_cdp::sweep_stale_profiles();
             let origins = gate_args.initial_origins(&browser.origin_lists())?;
+            // A bad extractor definition stops lumo at start, naming the file and the field.
+            lumo_browser::extractors::load(&browser.extractor_dirs())?;
             let session = session_of(&browser, origins);
             let link = bridge.as_ref().map(|_| link);
             let hub = providers.hub(&session, gate_args.providers_section()?, link)?;
@@ -567,6 +582,7 @@ async fn main() -> anyhow::Result<()> {
                     browser_args: Vec::new(),
                     browse_allow: Vec::new(),
                     browse_block: Vec::new(),
+                    extractors: Vec::new(),
                 },
                 OriginLists::default(),
             );

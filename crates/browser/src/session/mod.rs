@@ -44,6 +44,8 @@ pub struct Session {
     pub(crate) policy: UrlPolicy,
     /// This handle's recording (`page_record`).
     pub(crate) recorder: crate::recording::Recorder,
+    /// Folders of user extractor definitions (`page_extract {extractor}`), read on each use.
+    pub(crate) extractor_dirs: Vec<std::path::PathBuf>,
 }
 
 /// What every handle on one browser shares: the browser itself.
@@ -83,7 +85,13 @@ impl Session {
             scopes: Default::default(),
             recordings: Default::default(),
         };
-        Self { browser: Arc::new(browser), scope: 0, policy: UrlPolicy::default(), recorder: Default::default() }
+        Self {
+            browser: Arc::new(browser),
+            scope: 0,
+            policy: UrlPolicy::default(),
+            recorder: Default::default(),
+            extractor_dirs: Vec::new(),
+        }
     }
 
     /// A handle on the same browser with a browser context of its own (own tabs,
@@ -93,7 +101,13 @@ impl Session {
     #[allow(clippy::clone_on_copy)]
     pub fn isolated(&self) -> Self {
         let scope = self.browser.scopes.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-        Self { browser: self.browser.clone(), scope, policy: self.policy.clone(), recorder: Default::default() }
+        Self {
+            browser: self.browser.clone(),
+            scope,
+            policy: self.policy.clone(),
+            recorder: Default::default(),
+            extractor_dirs: self.extractor_dirs.clone(),
+        }
     }
 
     /// Whether this handle has a browser context of its own (see [`Session::isolated`]).
@@ -104,6 +118,12 @@ impl Session {
     /// The same session with a URL policy other than the default (web pages only).
     pub fn with_url_policy(mut self, policy: UrlPolicy) -> Self {
         self.policy = policy;
+        self
+    }
+
+    /// The same session reading user extractor definitions from `dirs` (see `extractors`).
+    pub fn with_extractor_dirs(mut self, dirs: Vec<std::path::PathBuf>) -> Self {
+        self.extractor_dirs = dirs;
         self
     }
 

@@ -4,6 +4,7 @@ use crate::tool::Tool;
 
 mod devtools;
 mod dialogs;
+mod extract;
 mod files;
 mod input;
 mod navigate;
@@ -24,6 +25,7 @@ pub fn builtin_tools() -> Vec<Tool<Ctx>> {
     [
         navigate::tools(),
         snapshot::tools(),
+        extract::tools(),
         input::tools(),
         wait::tools(),
         screenshot::tools(),
