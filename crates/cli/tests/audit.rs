@@ -82,17 +82,36 @@ fn log_bytes(dir: &Path) -> Vec<u8> {
     all
 }
 
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}
+
 fn contains(haystack: &[u8], needle: &str) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle.as_bytes())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_thousand_call_session_verifies_and_every_tampering_is_named() {
+async fn a_thousand_call_session_over_all_sources_verifies_and_every_tampering_is_named() {
     let server = FixtureServer::start().await;
     let dir = tempfile::tempdir().expect("tempdir");
     let data_dir = dir.path().to_path_buf();
+    // The third source: the reference provider, with a policy preset that authorizes lumo's bridge.
+    let provider = dir.path().join("userscripts");
+    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../extension/userscripts"), &provider);
+    assert!(provider.join("kit").is_dir(), "extension/userscripts has no kit/: run scripts/setup --providers");
+    std::fs::write(provider.join("lumo-policy.preset.json"), r#"{"allowlist": ["hjfgijdboblbpgomjhgpbhfiobiokomm"]}"#)
+        .expect("preset");
+    let load = format!("--load-extension={}", provider.display());
     // The default place: $LUMO_DATA_DIR/audit.db. No rate window here: this is about the log.
-    let lumo = Lumo::start_with(&["--rate-limit", "0"], &[("LUMO_DATA_DIR", data_dir.as_os_str())]).await;
+    let lumo = Lumo::start_with(&["--rate-limit", "0", &load], &[("LUMO_DATA_DIR", data_dir.as_os_str())]).await;
     let db = data_dir.join("audit.db");
     let started = Instant::now();
     let mut calls = 0usize;
@@ -100,13 +119,34 @@ async fn a_thousand_call_session_verifies_and_every_tampering_is_named() {
     lumo.open(&server.url("login.html")).await;
     let username = ref_in(&lumo.snapshot().await, "textbox \"Username\"");
     calls += 2;
+    // The provider's tools appear once its session is up (ext_providers is a call too).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let connected = |answer: Value| answer["providers"].as_array().is_some_and(|p| p.iter().any(|p| p["state"] == "connected"));
+    while !connected(lumo.ok("ext_providers", json!({})).await.structured()) {
+        calls += 1;
+        assert!(Instant::now() < deadline, "the reference provider did not connect");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    calls += 1;
+    // The provider limits writes to 30 a minute per caller; stay under it.
+    let (mut writes, mut refused, mut unknown) = (0, 0, 0);
     while calls < 850 {
         let i = calls;
         match i % 20 {
+            3 => drop(lumo.ok("userscripts_list", json!({})).await),
+            13 if writes < 20 => {
+                writes += 1;
+                let code = format!("console.log('{SOURCE}-{i}')");
+                drop(lumo.ok("userscripts_create", json!({"name": format!("s{i}"), "code": code})).await)
+            }
             0 => drop(lumo.ok("page_type", json!({"ref": username, "text": format!("{TYPED}-{i}")})).await),
             5 => drop(lumo.ok("devtools_evaluate", json!({"expression": format!("'{SOURCE}-{i}'.length")})).await),
-            10 => drop(lumo.fails("page_click", json!({"ref": 12}), "invalid_arguments").await),
+            10 => {
+                refused += 1;
+                drop(lumo.fails("page_click", json!({"ref": 12}), "invalid_arguments").await)
+            }
             15 => {
+                unknown += 1;
                 assert!(lumo.try_call("no_such_tool", json!({})).await.is_err(), "an unknown tool is a protocol error")
             }
             17 => drop(lumo.snapshot().await),
@@ -146,11 +186,18 @@ async fn a_thousand_call_session_verifies_and_every_tampering_is_named() {
 
     let records = export(&db, &[]);
     let count = |key: &str, value: &str| records.iter().filter(|r| r[key] == value).count();
-    assert_eq!(count("outcome", "invalid_arguments"), 42, "the refused page_click calls");
-    assert_eq!(count("tool", "no_such_tool"), 42, "unknown tools are audited too");
+    assert_eq!(count("outcome", "invalid_arguments"), refused, "the refused page_click calls");
+    assert_eq!(count("tool", "no_such_tool"), unknown, "unknown tools are audited too");
     assert_eq!(count("outcome", "forbidden"), count("tool", "webmcp_buy"));
     assert!(count("tool", "webmcp_buy") > 30);
     assert!(count("source", "page") > 100, "page tools are recorded as source page");
+    assert!(count("source", "provider") > 50, "provider tools are recorded as source provider");
+    assert_eq!(count("tool", "userscripts_create"), 20);
+    let created = records.iter().find(|r| r["tool"] == "userscripts_create").expect("a create record");
+    assert!(
+        created["target"].as_str().is_some_and(|t| t.starts_with("eghfoecghmfkmlcingapcclcakhdighl")),
+        "a provider record's target is the provider's ID: {created}"
+    );
     let echo = records.iter().find(|r| r["tool"] == "webmcp_echo").expect("an echo record");
     assert_eq!(echo["target"], format!("http://127.0.0.1:{}", server.port), "{echo}");
     let typed = records.iter().find(|r| r["tool"] == "page_type").expect("a page_type record");
