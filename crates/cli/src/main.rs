@@ -511,8 +511,8 @@ async fn main() -> anyhow::Result<()> {
             browser.relay = bridge.as_ref().map(|b| b.relay().connection().clone());
             // Listen before anything starts, so a signal never finds the default (exit at once) in place.
             let mut stop = StopSignals::listen()?;
-            // Profiles left by a lumo that was killed (its browser died with it).
-            lumo_cdp::sweep_stale_profiles();
+            // Profiles and bridge folders left by a lumo that was killed (its browser died with it).
+            lumo_cdp::sweep_stale_temp_dirs();
             let session = session_of(&browser);
             let link = bridge.as_ref().map(|_| link);
             let hub = providers.hub(&session, gate_args.providers_section()?, link)?;
@@ -563,7 +563,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Audit(args) => audit::run(args),
         Command::Pair { dir } => bridge::pair(&dir),
         Command::Providers { command, providers, browser, gate } => {
-            lumo_cdp::sweep_stale_profiles();
+            lumo_cdp::sweep_stale_temp_dirs();
             let session = session_of(command.browser(&browser));
             let status = providers::run(command, &providers, gate.providers_section()?, session).await?;
             std::process::exit(status);
