@@ -10,8 +10,9 @@
 //! - Flattened sessions: pass the `sessionId` of `Target.attachToTarget
 //!   {flatten: true}` to [`Connection::call`] to talk to one page.
 //! - [`Browser`] launches Chromium with a fresh profile over a pipe (so it
-//!   dies with lumo, even on SIGKILL) and closes it in order; profiles left
-//!   by a lumo that was killed are swept at the next launch.
+//!   dies with lumo, even on SIGKILL) and closes it in order; profiles (and
+//!   other [`owned_temp_dir`]s) left by a lumo that was killed are swept at
+//!   the next launch or start.
 //!   [`connect_endpoint`] attaches to a browser already running instead.
 //!
 //! No tool logic lives here.
@@ -36,4 +37,4 @@ pub use connection::{Connection, DEFAULT_CALL_TIMEOUT, Event};
 pub use endpoint::connect_endpoint;
 pub use error::{CARRIER_RESUMED, CARRIER_UNAVAILABLE, CdpError, INVALID_PARAMS, SERVER_ERROR};
 pub use launcher::{Browser, LaunchOptions, find_browser};
-pub use profile::sweep_stale_profiles;
+pub use profile::{owned_temp_dir, sweep_stale_temp_dirs};

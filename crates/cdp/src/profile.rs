@@ -1,6 +1,7 @@
-//! lumo's temporary browser profiles: each made with a file naming the lumo
-//! process that owns it, removed when that lumo closes its browser, and swept
-//! at the next launch when its owner died without cleaning up (SIGKILL).
+//! lumo's temporary folders (`$TMPDIR/lumo-<kind>-*`: browser profiles, the
+//! bridge extension's files): each made with a file naming the lumo process
+//! that owns it, removed when that lumo is done with it, and swept at the next
+//! start when its owner died without cleaning up (SIGKILL).
 //!
 //! A folder is only ever removed when it carries lumo's prefix, belongs to
 //! this user, has an owner file, its owner is gone, and no Chromium holds
@@ -10,34 +11,40 @@ use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-/// The prefix of every temporary profile folder.
-pub(crate) const PREFIX: &str = "lumo-profile-";
-/// The file in a temporary profile that names its owner: `PID START\n`,
+/// The prefix of every temporary folder lumo owns (`lumo-<kind>-`).
+const PREFIX: &str = "lumo-";
+/// The file in a temporary folder that names its owner: `PID START\n`,
 /// START being the process's start time (so a reused pid is not taken for it).
 pub(crate) const OWNER_FILE: &str = "lumo-owner";
 
-/// Removes the temporary profiles (in `$TMPDIR`) left by lumo processes
-/// that are gone, e.g. killed by SIGKILL; returns how many. Launching a
-/// browser does this too.
-pub fn sweep_stale_profiles() -> usize {
+/// Removes the temporary folders (in `$TMPDIR`) left by lumo processes that
+/// are gone, e.g. killed by SIGKILL; returns how many. Making a temporary
+/// folder ([`owned_temp_dir`], e.g. launching a browser) does this too.
+pub fn sweep_stale_temp_dirs() -> usize {
     let removed = sweep_stale(&std::env::temp_dir());
     if !removed.is_empty() {
-        tracing::info!(count = removed.len(), "removed temporary profiles left by lumo processes that are gone");
+        tracing::info!(count = removed.len(), "removed temporary folders left by lumo processes that are gone");
     }
     removed.len()
 }
 
-/// Sweeps stale profiles from the temporary folder, then makes a new profile owned by this process.
-pub(crate) fn create() -> io::Result<tempfile::TempDir> {
-    sweep_stale_profiles();
-    let dir = tempfile::Builder::new().prefix(PREFIX).tempdir()?;
+/// Sweeps stale folders from the temporary folder, then makes a new one,
+/// `$TMPDIR/lumo-<kind>-…`, owned by this process (removed when dropped).
+pub fn owned_temp_dir(kind: &str) -> io::Result<tempfile::TempDir> {
+    sweep_stale_temp_dirs();
+    let dir = tempfile::Builder::new().prefix(&format!("{PREFIX}{kind}-")).tempdir()?;
     let me = std::process::id();
     let start = process_start(me).unwrap_or(0);
     std::fs::write(dir.path().join(OWNER_FILE), format!("{me} {start}\n"))?;
     Ok(dir)
 }
 
-/// Removes the stale lumo profiles in `dir`; returns what it removed.
+/// A new temporary browser profile owned by this process.
+pub(crate) fn create() -> io::Result<tempfile::TempDir> {
+    owned_temp_dir("profile")
+}
+
+/// Removes the stale lumo folders in `dir`; returns what it removed.
 pub(crate) fn sweep_stale(dir: &Path) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     // Without /proc (not Linux) nobody can tell whether an owner lives: keep everything.
@@ -52,13 +59,13 @@ pub(crate) fn sweep_stale(dir: &Path) -> Vec<PathBuf> {
         }
         match std::fs::remove_dir_all(&path) {
             Ok(()) => removed.push(path),
-            Err(e) => tracing::warn!(path = %path.display(), error = %e, "cannot remove a stale temporary profile"),
+            Err(e) => tracing::warn!(path = %path.display(), error = %e, "cannot remove a stale temporary folder"),
         }
     }
     removed
 }
 
-/// True when the profile has an owner file, its owner is gone and no live Chromium locks it.
+/// True when the folder has an owner file, its owner is gone and no live Chromium locks it (a profile).
 fn is_stale(profile: &Path) -> bool {
     let Ok(owner) = std::fs::read_to_string(profile.join(OWNER_FILE)) else { return false };
     let mut fields = owner.split_whitespace().map(str::parse::<u64>);
@@ -96,7 +103,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sweep_removes_only_profiles_of_dead_owners() {
+    fn sweep_removes_only_folders_of_dead_owners() {
         let root = tempfile::tempdir().expect("tempdir");
         let make = |name: &str, owner: Option<String>| {
             let dir = root.path().join(name);
@@ -115,11 +122,12 @@ mod tests {
         let no_owner = make("lumo-profile-noowner", None);
         let foreign = make("other-dead", Some("4194305 1\n".into()));
         let locked = make("lumo-profile-locked", Some("4194305 1\n".into()));
+        let bridge = make("lumo-bridge-dead", Some("4194305 1\n".into()));
         std::os::unix::fs::symlink(format!("host-{me}"), locked.join("SingletonLock")).expect("symlink");
 
         let mut removed = sweep_stale(root.path());
         removed.sort();
-        let mut expected = vec![dead.clone(), reused.clone()];
+        let mut expected = vec![dead.clone(), reused.clone(), bridge.clone()];
         expected.sort();
         assert_eq!(removed, expected);
         for kept in [&live, &no_owner, &foreign, &locked] {

@@ -509,8 +509,8 @@ async fn main() -> anyhow::Result<()> {
             browser.relay = bridge.as_ref().map(|b| b.relay().connection().clone());
             // Listen before anything starts, so a signal never finds the default (exit at once) in place.
             let mut stop = StopSignals::listen()?;
-            // Profiles left by a lumo that was killed (its browser died with it).
-            lumo_cdp::sweep_stale_profiles();
+            // Profiles and bridge folders left by a lumo that was killed (its browser died with it).
+            lumo_cdp::sweep_stale_temp_dirs();
             let origins = gate_args.initial_origins(&browser.origin_lists())?;
             // A bad extractor definition stops lumo at start, naming the file and the field.
             lumo_browser::extractors::load(&browser.extractor_dirs())?;
@@ -564,7 +564,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Audit(args) => audit::run(args),
         Command::Pair { dir } => bridge::pair(&dir),
         Command::Providers { command, providers, browser, gate } => {
-            lumo_cdp::sweep_stale_profiles();
+            lumo_cdp::sweep_stale_temp_dirs();
             let chosen = command.browser(&browser);
             let session = session_of(chosen, chosen.origin_lists());
             let status = providers::run(command, &providers, gate.providers_section()?, session).await?;

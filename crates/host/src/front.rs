@@ -112,6 +112,19 @@ impl LumoServer {
     }
 }
 
+/// What the user is asked before a consequential tool runs: who offers it, which tool, with what.
+fn question(request: &ConfirmRequest) -> String {
+    let offerer = match &request.extension {
+        Some(extension) => format!("The extension {extension}"),
+        None => format!("The page {}", request.origin),
+    };
+    let arguments = lumo_protocol::text::clip_marked(&request.arguments.to_string(), 1000);
+    format!(
+        "{offerer} offers the tool {:?}, marked consequential (e.g. it buys, sends or deletes something). Run it with these arguments?\n{arguments}",
+        request.page_tool
+    )
+}
+
 /// A confirmer that asks the user through MCP elicitation, when the client supports it.
 fn elicitation_confirmer(peer: Peer<RoleServer>) -> Confirmer {
     Arc::new(move |request: ConfirmRequest| {
@@ -120,11 +133,7 @@ fn elicitation_confirmer(peer: Peer<RoleServer>) -> Confirmer {
             if !peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
                 return Confirmation::Unsupported;
             }
-            let arguments = lumo_protocol::text::clip_marked(&request.arguments.to_string(), 1000);
-            let message = format!(
-                "The page {} offers the tool {:?}, marked consequential (e.g. it buys, sends or deletes something). Run it with these arguments?\n{}",
-                request.origin, request.page_tool, arguments
-            );
+            let message = question(&request);
             let params = ElicitRequestParams::FormElicitationParams {
                 meta: None,
                 message,
@@ -271,4 +280,35 @@ pub async fn serve_stdio(gate: Arc<Gate>) -> Result<(), std::io::Error> {
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     running.waiting().await.map_err(|e| std::io::Error::other(e.to_string()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(extension: Option<&str>) -> ConfirmRequest {
+        ConfirmRequest {
+            tool: "notes_delete".into(),
+            page_tool: "notes_delete".into(),
+            origin: "provider extension abcdefghijklmnopabcdefghijklmnop".into(),
+            extension: extension.map(str::to_string),
+            arguments: serde_json::json!({"id": 7}),
+        }
+    }
+
+    #[test]
+    fn the_question_names_who_offers_the_tool() {
+        let page = ConfirmRequest { origin: "https://shop.test".into(), ..request(None) };
+        assert!(question(&page).starts_with("The page https://shop.test offers the tool \"notes_delete\""));
+        let provider = request(Some("\"My Notes\" (abcdefghijklmnopabcdefghijklmnop)"));
+        let asked = question(&provider);
+        assert!(
+            asked.starts_with(
+                "The extension \"My Notes\" (abcdefghijklmnopabcdefghijklmnop) offers the tool \"notes_delete\""
+            ),
+            "{asked}"
+        );
+        assert!(!asked.contains("The page"), "{asked}");
+        assert!(asked.ends_with("{\"id\":7}"), "{asked}");
+    }
 }

@@ -106,6 +106,8 @@ pub struct ConfirmRequest {
     pub page_tool: String,
     /// The origin of the frame that registered it.
     pub origin: String,
+    /// For a provider tool: the extension offering it, by the name it gave and its ID.
+    pub extension: Option<String>,
     /// The arguments it would run with.
     pub arguments: Value,
 }
@@ -224,6 +226,15 @@ impl Gate {
         };
         if changed {
             self.catalog.announce_change();
+        }
+    }
+
+    /// A provider extension as the user knows it: the name it gave (quoted, it is
+    /// the provider's text) with its ID, or the ID alone before it said a name.
+    fn extension_label(&self, id: &str) -> String {
+        match self.catalog.providers().and_then(|p| p.name_of(id)) {
+            Some(name) => format!("{:?} ({id})", lumo_protocol::text::clip_marked(&name, 100)),
+            None => id.to_string(),
         }
     }
 
@@ -434,6 +445,7 @@ impl Gate {
                 tool: tool.spec.name.clone(),
                 page_tool: page.name.clone(),
                 origin: page.origin.clone(),
+                extension: resolved.provider.as_deref().map(|id| self.extension_label(id)),
                 arguments: args.clone(),
             };
             let mode = *self.confirm_mode.read().unwrap_or_else(|e| e.into_inner());

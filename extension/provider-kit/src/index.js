@@ -15,7 +15,7 @@
 import { MCP_PORT_NAME, isExtensionId } from './contract.js';
 import { providerProblems } from './names.js';
 import { answerProbe, isProbe } from './probe.js';
-import { buildServer } from './server.js';
+import { buildServer, toolChanger } from './server.js';
 import { PortTransport } from './transport.js';
 import * as audit from './audit.js';
 import * as policy from './policy.js';
@@ -57,12 +57,47 @@ export function servePort(spec, port, parts = {}) {
     if (!p.authorized) return transport.refuse(`The caller ${caller} is not on the provider's allow list.`);
     const server = buildServer(spec, caller, p, parts);
     await server.connect(transport);
+    const servers = liveServers(spec);
+    servers.add(server);
+    server.server.onclose = () => servers.delete(server);
     transport.release();
   })().catch((e) => {
     console.error('lumo provider kit: serving a port failed', e);
     transport.refuse(`The provider failed to start its MCP server: ${e?.message ?? e}`);
   });
   return transport;
+}
+
+/** spec → the McpServers serving it on open ports. */
+const live = new WeakMap();
+
+function liveServers(spec) {
+  if (!live.has(spec)) live.set(spec, new Set());
+  return live.get(spec);
+}
+
+/**
+ * Adds `tool` to the provider at run time: to `spec.tools` (so every later
+ * port lists it) and to every open session, whose client is sent
+ * `notifications/tools/list_changed`. Lives as long as the worker: a provider
+ * whose tools depend on stored state should rebuild them at start-up.
+ */
+export function addTool(spec, tool) {
+  checkTool(tool);
+  if (spec.tools.some((t) => t.name === tool.name)) throw new Error(`addTool: tool ${tool.name} exists already`);
+  const problems = providerProblems(spec.service.namespace, [...spec.tools.map((t) => t.name), tool.name]);
+  if (problems.length) throw new Error(`addTool: lumo would refuse this tool: ${problems.join('; ')}`);
+  spec.tools.push(tool);
+  for (const server of liveServers(spec)) toolChanger(server)?.add(tool);
+}
+
+/** Removes tool `name` at run time, like addTool; false when there is no such tool. */
+export function removeTool(spec, name) {
+  const at = spec.tools.findIndex((t) => t.name === name);
+  if (at < 0) return false;
+  spec.tools.splice(at, 1);
+  for (const server of liveServers(spec)) toolChanger(server)?.remove(name);
+  return true;
 }
 
 /** Opens MCP sessions on ports named lumo:mcp (the listener registered by defineProvider). */
@@ -76,18 +111,20 @@ export function portListener(spec, parts = {}) {
   };
 }
 
+function checkTool(t) {
+  if (typeof t?.run !== 'function') throw new Error(`lumo provider kit: tool ${t?.name} has no run(args, ctx)`);
+  if (t.input !== undefined && typeof t.input !== 'function') {
+    throw new Error(`lumo provider kit: tool ${t.name}: input must be a function (z) => ({field: z.string(), …})`);
+  }
+}
+
 function checkSpec(spec, checkNames) {
   const s = spec?.service;
   if (!s || typeof s.namespace !== 'string' || typeof s.name !== 'string' || typeof s.version !== 'string') {
     throw new Error('defineProvider: service must be {namespace, name, version}, all strings');
   }
   if (!Array.isArray(spec.tools)) throw new Error('defineProvider: tools must be an array');
-  for (const t of spec.tools) {
-    if (typeof t.run !== 'function') throw new Error(`defineProvider: tool ${t.name} has no run(args, ctx)`);
-    if (t.input !== undefined && typeof t.input !== 'function') {
-      throw new Error(`defineProvider: tool ${t.name}: input must be a function (z) => ({field: z.string(), …})`);
-    }
-  }
+  for (const t of spec.tools) checkTool(t);
   if (checkNames) {
     const problems = providerProblems(s.namespace, spec.tools.map((t) => t.name));
     if (problems.length) throw new Error(`defineProvider: lumo would refuse these tools: ${problems.join('; ')}`);

@@ -54,6 +54,14 @@ export function instructionsFor(spec, p) {
   return lines.join('\n');
 }
 
+/** McpServer → {add(tool), remove(name)}: how its tool list changes at run time. */
+const changers = new WeakMap();
+
+/** How `server`'s tool list changes at run time (for index.js). */
+export function toolChanger(server) {
+  return changers.get(server);
+}
+
 /**
  * Builds the server for `caller`. `parts` lets a test provider swap one piece
  * (how the policy is resolved, how writes are admitted); real providers pass nothing.
@@ -67,14 +75,14 @@ export function buildServer(spec, caller, p, parts = {}) {
     { name: spec.service.name, version: spec.service.version },
     { instructions: instructionsFor(spec, p) },
   );
-  for (const tool of spec.tools) {
+  const register = (tool) => {
     const config = {
       title: tool.title,
       description: tool.description,
       inputSchema: tool.input ? tool.input(z) : {},
       annotations: { readOnlyHint: !tool.write, ...(tool.annotations ?? {}) },
     };
-    server.registerTool(tool.name, config, async (args) => {
+    return server.registerTool(tool.name, config, async (args) => {
       const current = await resolve(caller);
       let target = typeof args?.id === 'string' ? args.id : undefined;
       const finish = async (result, outcome) => {
@@ -106,6 +114,16 @@ export function buildServer(spec, caller, p, parts = {}) {
         return finish(failure('operation_failed', `${tool.name} failed: ${e?.message ?? e}`), 'operation_failed');
       }
     });
-  }
+  };
+  const registered = new Map(spec.tools.map((tool) => [tool.name, register(tool)]));
+  // addTool/removeTool (index.js) change the tools of live servers; the SDK then
+  // sends notifications/tools/list_changed on its own.
+  changers.set(server, {
+    add: (tool) => registered.set(tool.name, register(tool)),
+    remove: (name) => {
+      registered.get(name)?.remove();
+      registered.delete(name);
+    },
+  });
   return server;
 }

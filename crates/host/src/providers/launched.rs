@@ -85,9 +85,8 @@ impl Launcher {
         *up = None;
         let started = Instant::now();
         let cdp = self.session.browser_connection().await.map_err(|f| f.to_string())?;
-        let dir = tempfile::Builder::new()
-            .prefix("lumo-bridge-")
-            .tempdir()
+        // Owned like a profile: the next lumo removes it if this one is killed.
+        let dir = lumo_cdp::owned_temp_dir("bridge")
             .map_err(|e| format!("cannot make a folder for the bridge extension: {e}"))?;
         let extension = dir.path().join("bridge");
         write_bridge(&extension).map_err(|e| format!("cannot write the bridge extension: {e}"))?;

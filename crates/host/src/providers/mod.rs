@@ -110,6 +110,11 @@ impl Providers {
         self.lock_entries().iter().map(|p| p.view()).collect()
     }
 
+    /// The display name provider `id` gave in its last probe answer.
+    pub fn name_of(&self, id: &str) -> Option<String> {
+        self.lock_entries().iter().find(|p| p.id.as_str() == id).and_then(|p| p.view().name)
+    }
+
     /// Probes every provider now, in order (so the first configured claims a
     /// contested namespace first), connecting those that may be; returns their views.
     pub async fn refresh_all(&self) -> Vec<ProviderView> {
