@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 
-from . import metrics, pages, realpages
+from . import extractbench, metrics, pages, realpages
 from .servers import CHROMIUM, CHROMIUM_FLAGS, all_specs
 from .suite import TASKS, SessionOptions, run_session
 
@@ -41,6 +41,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                       help="measure each server's snapshot on real pages: article word recall and bytes")
     real.add_argument("--min-bytes", type=int, default=20_000, help="only pages whose source.html has this many bytes")
     real.add_argument("--cases", help="comma-separated subset of test-page folders, e.g. lwn-1,wikipedia-2")
+    real.add_argument("--extract", action="store_true",
+                      help="page_extract on the real pages: token F1, words kept, size and metadata against "
+                           "expected.*, next to the readabilityrs crate (min-bytes defaults to 0 here)")
     real.add_argument("--reuse", action="store_true",
                       help="fill in servers not measured in this run from their last saved real-pages figures")
     return p.parse_args(argv)
@@ -136,6 +139,12 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.extract:
+        specs = [s for s in all_specs(REPO, CACHE, CACHE / "work", tuple(args.peer_flag)) if s.name == "lumo"]
+        if args.min_bytes == 20_000 and "--min-bytes" not in (argv or sys.argv):
+            args.min_bytes = 0
+        print(anyio.run(extractbench.run, args, [s for s in specs if s.available], CACHE, args.out))
+        return
     if args.real_pages:
         wanted = args.servers.split(",")
         specs = [s for s in all_specs(REPO, CACHE, CACHE / "work", tuple(args.peer_flag)) if s.name in wanted]

@@ -28,9 +28,11 @@
 
 mod action;
 mod error;
+pub mod extractors;
 mod helper;
 pub mod origin;
 mod page;
+mod recording;
 mod refs;
 pub mod schema;
 mod session;
@@ -41,6 +43,7 @@ mod url_policy;
 mod webmcp;
 
 pub use error::BrowserError;
+pub use recording::data_dir;
 pub use schema::sanitize_page_schema;
 pub use session::{BrowserSource, Session};
 pub use tool::{Hints, Image, Tool, ToolError, ToolOutput, ToolResult, ToolSpec, fail, parse_args, schema_of};

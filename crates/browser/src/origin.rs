@@ -195,6 +195,46 @@ impl OriginLists {
     }
 }
 
+/// Origin lists that a policy re-read may replace while lumo runs: every clone
+/// (each client's handle, the running browser's request check) sees the change.
+#[derive(Debug, Clone, Default)]
+pub struct SharedOrigins(std::sync::Arc<std::sync::RwLock<OriginLists>>);
+
+impl SharedOrigins {
+    /// Lists to start with.
+    pub fn new(lists: OriginLists) -> Self {
+        Self(std::sync::Arc::new(std::sync::RwLock::new(lists)))
+    }
+
+    /// The lists in force now.
+    pub fn get(&self) -> OriginLists {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Replaces the lists for every holder.
+    pub fn set(&self, lists: OriginLists) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = lists;
+    }
+
+    /// Whether there is any list at all.
+    pub fn is_empty(&self) -> bool {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).is_empty()
+    }
+
+    /// See [`OriginLists::refusal`].
+    pub(crate) fn refusal(&self, url: &url::Url) -> Option<String> {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).refusal(url)
+    }
+}
+
+impl PartialEq for SharedOrigins {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Eq for SharedOrigins {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

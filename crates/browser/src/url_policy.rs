@@ -15,7 +15,7 @@
 
 use lumo_protocol::{ErrorCode, ToolFailure};
 
-use crate::origin::OriginLists;
+use crate::origin::SharedOrigins;
 use crate::tool::fail;
 
 /// The flag that lets lumo open local files.
@@ -26,8 +26,9 @@ pub(crate) const FILE_FLAG: &str = "--allow-file-urls";
 pub struct UrlPolicy {
     /// `file:` URLs may be opened and read (`--allow-file-urls`).
     pub allow_file_urls: bool,
-    /// Origins web pages may (allow) or may not (block) come from.
-    pub origins: OriginLists,
+    /// Origins web pages may (allow) or may not (block) come from; shared by every
+    /// clone, so a policy re-read reaches every handle (see [`crate::Session::set_origin_lists`]).
+    pub origins: SharedOrigins,
 }
 
 /// Why a URL is refused.

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
+use lumo_browser::origin::{OriginLists, OriginPattern};
 use lumo_host::{Audit, AuditFilter, AuditLog, AuditRecord, ConfirmMode, Gate, Retention};
 
 /// The default write window. The seed's 30 per 60 s is its model for a provider's
@@ -51,6 +52,11 @@ struct PolicyFile {
     rate_limit: Option<String>,
     /// Like `--confirm`.
     confirm: Option<String>,
+    /// Like `--redact` (added to the secrets given there and in `LUMO_REDACT`).
+    #[serde(default)]
+    redact: Vec<String>,
+    #[serde(default)]
+    browse: BrowseSection,
     #[serde(default)]
     audit: AuditSection,
     #[serde(default)]
@@ -64,6 +70,14 @@ struct PolicyFile {
 struct AuditSection {
     keep: Option<u64>,
     max_age_days: Option<u64>,
+}
+
+/// Like `--browse-allow` / `--browse-block`: a list given on the command line wins.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BrowseSection {
+    allow: Option<Vec<String>>,
+    block: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -132,25 +146,60 @@ impl GateArgs {
         Ok(self.load()?.providers)
     }
 
-    /// `gate` with its audit log opened, its rate window set and its tool groups on or off.
+    fn retention(&self, file: &PolicyFile) -> Retention {
+        let keep = self.audit_keep.or(file.audit.keep).unwrap_or(1_000_000);
+        let days = self.audit_max_age_days.or(file.audit.max_age_days).unwrap_or(180);
+        Retention { max_records: keep, max_age: (days > 0).then(|| Duration::from_secs(days * 86_400)) }
+    }
+
+    /// The origin lists in force: each list given on the command line (`given`), else the file's.
+    fn origin_lists(&self, file: &PolicyFile, given: &OriginLists) -> anyhow::Result<OriginLists> {
+        let parse = |patterns: &Option<Vec<String>>, key: &str| -> anyhow::Result<Vec<OriginPattern>> {
+            patterns
+                .iter()
+                .flatten()
+                .map(|p| {
+                    OriginPattern::parse(p).map_err(|e| {
+                        anyhow::anyhow!(
+                            "lumo.toml browse.{key}: {e}; write [scheme://]host[:port], e.g. https://*.example.com or http://localhost:8080"
+                        )
+                    })
+                })
+                .collect()
+        };
+        let allow = if given.allow.is_empty() { parse(&file.browse.allow, "allow")? } else { given.allow.clone() };
+        let block = if given.block.is_empty() { parse(&file.browse.block, "block")? } else { given.block.clone() };
+        Ok(OriginLists { allow, block })
+    }
+
+    /// The origin lists to start with (see [`GateArgs::watch`] for later changes).
+    pub(crate) fn initial_origins(&self, given: &OriginLists) -> anyhow::Result<OriginLists> {
+        self.origin_lists(&self.load()?, given)
+    }
+
+    /// `gate` with its audit log opened, its rate window set, its tool groups on or off
+    /// and the file's secrets hidden.
     pub(crate) fn apply(&self, gate: Gate) -> anyhow::Result<Gate> {
         let file = self.load()?;
         let path = log_path(self.audit_db.clone())?;
-        let keep = self.audit_keep.or(file.audit.keep).unwrap_or(1_000_000);
-        let days = self.audit_max_age_days.or(file.audit.max_age_days).unwrap_or(180);
-        let retention =
-            Retention { max_records: keep, max_age: (days > 0).then(|| Duration::from_secs(days * 86_400)) };
-        let audit = Audit::open(&path, retention)
+        let audit = Audit::open(&path, self.retention(&file))
             .with_context(|| "cannot open the audit log (choose another file with --audit-db PATH)")?;
         let gate = gate.with_audit(audit).with_rate_limit(self.rate(&file)?);
         gate.set_disabled_groups(&self.disabled(&file)?);
         gate.set_confirm_mode(self.confirm_mode(&file)?);
+        gate.set_redactor(crate::redaction::with_file_secrets(&file.redact));
         Ok(gate)
     }
 
-    /// Re-reads the policy file when it changes and applies the rate limit and tool
-    /// groups to `gate` from the next call on (audit retention is read at start only).
-    pub(crate) fn watch(&self, gate: std::sync::Arc<Gate>) {
+    /// Re-reads the policy file when it changes and applies it from the next call on:
+    /// rate limit, tool groups, confirmation, secrets, audit retention and the origin
+    /// lists of `browser` (those of `given`, from the command line, stay).
+    pub(crate) fn watch(
+        &self,
+        gate: std::sync::Arc<Gate>,
+        browser: std::sync::Arc<lumo_browser::Session>,
+        given: OriginLists,
+    ) {
         let Some(path) = self.policy_path() else { return };
         let args = self.clone();
         tokio::spawn(async move {
@@ -163,14 +212,20 @@ impl GateArgs {
                     continue;
                 }
                 seen = now;
-                let applied = args
-                    .load()
-                    .and_then(|file| Ok((args.rate(&file)?, args.disabled(&file)?, args.confirm_mode(&file)?)));
+                let applied = args.load().and_then(|file| {
+                    let settings = (args.rate(&file)?, args.disabled(&file)?, args.confirm_mode(&file)?);
+                    Ok((settings, args.origin_lists(&file, &given)?, args.retention(&file), file.redact))
+                });
                 match applied {
-                    Ok((rate, disabled, confirm)) => {
+                    Ok(((rate, disabled, confirm), origins, retention, secrets)) => {
                         gate.set_rate_limit(rate);
                         gate.set_disabled_groups(&disabled);
                         gate.set_confirm_mode(confirm);
+                        gate.set_redactor(crate::redaction::with_file_secrets(&secrets));
+                        if let Some(audit) = gate.audit() {
+                            audit.set_retention(retention);
+                        }
+                        browser.set_origin_lists(origins).await;
                         tracing::info!(path = %path.display(), "policy re-read");
                     }
                     Err(e) => tracing::warn!(error = %e, "keeping the previous policy"),

@@ -1,12 +1,12 @@
 //! The browser options every browser-driving command shares (`--browser`,
-//! `--cdp-endpoint`, `--user-data-dir`, `--browse-allow`, …) and the
+//! `--cdp-endpoint`, `--user-data-dir`, `--browse-allow`, `--extractors`, …) and the
 //! browser source they select.
 
 use std::path::PathBuf;
 
 use clap::Args;
 use lumo_browser::BrowserSource;
-use lumo_browser::origin::OriginPattern;
+use lumo_browser::origin::{OriginLists, OriginPattern};
 use lumo_cdp::LaunchOptions;
 
 #[derive(Args, Clone)]
@@ -40,6 +40,10 @@ pub(crate) struct BrowserArgs {
     /// LUMO_BROWSE_BLOCK, comma-separated).
     #[arg(long = "browse-block", value_name = "PATTERN", env = "LUMO_BROWSE_BLOCK", value_delimiter = ',', value_parser = parse_origin)]
     pub(crate) browse_block: Vec<OriginPattern>,
+    /// A folder of extractor definitions (*.json) for page_extract {extractor} (repeatable; LUMO_EXTRACTORS,
+    /// comma-separated); $XDG_CONFIG_HOME/lumo/extractors (else ~/.config/lumo/extractors) is always read.
+    #[arg(long = "extractors", value_name = "DIR", env = "LUMO_EXTRACTORS", value_delimiter = ',')]
+    pub(crate) extractors: Vec<PathBuf>,
 }
 
 fn parse_origin(pattern: &str) -> Result<OriginPattern, String> {
@@ -48,6 +52,18 @@ fn parse_origin(pattern: &str) -> Result<OriginPattern, String> {
 }
 
 impl BrowserArgs {
+    /// The origin lists given on the command line (or in the environment).
+    pub(crate) fn origin_lists(&self) -> OriginLists {
+        OriginLists { allow: self.browse_allow.clone(), block: self.browse_block.clone() }
+    }
+
+    /// The extractor folders: the config dir's, then --extractors.
+    pub(crate) fn extractor_dirs(&self) -> Vec<PathBuf> {
+        let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let config = non_empty("XDG_CONFIG_HOME").or_else(|| non_empty("HOME").map(|h| h.join(".config")));
+        config.map(|d| d.join("lumo/extractors")).into_iter().chain(self.extractors.iter().cloned()).collect()
+    }
+
     pub(crate) fn source(&self) -> BrowserSource {
         if let Some(relay) = &self.relay {
             return BrowserSource::Bridge(relay.clone());

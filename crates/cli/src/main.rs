@@ -4,20 +4,24 @@
 //! HTTP); `lumo tools` lists the tools; `lumo call TOOL JSON` runs one call.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
-use lumo_browser::origin::OriginLists;
+use lumo_browser::origin::{OriginLists, SharedOrigins};
 use lumo_browser::{Session, UrlPolicy};
 use lumo_host::{Catalog, Gate, HttpOptions, SessionLimits};
+use output::emit;
 
 mod audit;
 mod bridge;
 mod browser_args;
 mod check;
+mod output;
 mod providers;
 mod redaction;
+mod steps;
 
 use browser_args::BrowserArgs;
 
@@ -87,14 +91,16 @@ enum Command {
     },
     /// Run one tool call and print the answer.
     Call {
-        /// Tool name, e.g. browser_navigate.
-        tool: String,
-        /// Arguments as a JSON object.
-        #[arg(default_value = "{}")]
-        args: String,
-        /// Print the whole result as JSON.
+        /// A tool name (e.g. browser_navigate), then its arguments as a JSON object
+        /// (default {}); repeat for several calls in one browser: TOOL '{json}' TOOL …
+        #[arg(required = true, value_name = "TOOL ['{json}']")]
+        steps: Vec<String>,
+        /// Print the whole result as JSON (one line per call).
         #[arg(long)]
         json: bool,
+        /// Record the calls as an animated GIF at FILE, one caption per call.
+        #[arg(long, value_name = "FILE")]
+        record: Option<PathBuf>,
         /// Let consequential WebMCP page tools run (there is no one to ask).
         #[arg(long)]
         allow_consequential: bool,
@@ -129,6 +135,8 @@ enum WebmcpCommand {
         wait: u64,
         #[command(flatten)]
         browser: BrowserArgs,
+        #[command(flatten)]
+        gate: audit::GateArgs,
     },
     /// Open URL and call one of its page tools.
     Call {
@@ -150,38 +158,35 @@ enum WebmcpCommand {
         allow_consequential: bool,
         #[command(flatten)]
         browser: BrowserArgs,
+        #[command(flatten)]
+        gate: audit::GateArgs,
     },
 }
 
-fn gate(browser: &BrowserArgs) -> (Arc<Session>, Arc<Gate>) {
-    gate_with(browser, false)
-}
-
-fn gate_with(browser: &BrowserArgs, allow_consequential: bool) -> (Arc<Session>, Arc<Gate>) {
-    let (session, gate) = bare_gate(browser, allow_consequential);
-    (session, Arc::new(gate))
-}
-
-/// A gate with the audit log, rate window and policy of `gate_args` (serve, call).
+/// A gate with the audit log, rate window and policy of `gate_args` (serve, call, webmcp).
 fn gated(
     browser: &BrowserArgs,
     allow_consequential: bool,
     gate_args: &audit::GateArgs,
 ) -> anyhow::Result<(Arc<Session>, Arc<Gate>)> {
-    let (session, gate) = bare_gate(browser, allow_consequential);
+    let origins = gate_args.initial_origins(&browser.origin_lists())?;
+    // A bad extractor definition stops lumo at start, naming the file and the field.
+    lumo_browser::extractors::load(&browser.extractor_dirs())?;
+    let (session, gate) = bare_gate(browser, origins, allow_consequential);
     Ok((session, Arc::new(gate_args.apply(gate)?)))
 }
 
-fn bare_gate(browser: &BrowserArgs, allow_consequential: bool) -> (Arc<Session>, Gate) {
-    let session = session_of(browser);
+fn bare_gate(browser: &BrowserArgs, origins: OriginLists, allow_consequential: bool) -> (Arc<Session>, Gate) {
+    let session = session_of(browser, origins);
     let gate = Gate::new(Catalog::builtin(session.clone())).allow_consequential(allow_consequential);
     (session, gate.redact(redaction::redactor()))
 }
 
-fn session_of(browser: &BrowserArgs) -> Arc<Session> {
-    let origins = OriginLists { allow: browser.browse_allow.clone(), block: browser.browse_block.clone() };
-    let policy = UrlPolicy { allow_file_urls: browser.allow_file_urls, origins };
-    Arc::new(Session::new(browser.source()).with_url_policy(policy))
+/// The browser handle of `browser`'s settings, with these origin lists (shared, so a
+/// policy re-read can replace them).
+fn session_of(browser: &BrowserArgs, origins: OriginLists) -> Arc<Session> {
+    let policy = UrlPolicy { allow_file_urls: browser.allow_file_urls, origins: SharedOrigins::new(origins) };
+    Arc::new(Session::new(browser.source()).with_url_policy(policy).with_extractor_dirs(browser.extractor_dirs()))
 }
 
 /// How long the page's tool set must stay unchanged before `lumo webmcp list`
@@ -273,29 +278,16 @@ fn not_ready(why: NotReady) -> ! {
     std::process::exit(2);
 }
 
-/// Writes a line to stdout. A closed pipe (`lumo … | head`) is not an error:
-/// lumo ends quietly with `status`, the exit status it was going to have.
-fn emit(line: impl std::fmt::Display, status: i32) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(status);
-        }
-        eprintln!("lumo: cannot write to stdout: {e}");
-        std::process::exit(1);
-    }
-}
-
 async fn webmcp(command: WebmcpCommand) -> anyhow::Result<()> {
     match command {
-        WebmcpCommand::List { url, json, wait_for_tools, wait, browser } => {
-            let (session, gate) = gate(&browser);
+        WebmcpCommand::List { url, json, wait_for_tools, wait, browser, gate: gate_args } => {
+            let (session, gate) = gated(&browser, false, &gate_args)?;
             let opened =
                 open_for_webmcp(&gate, &session, &url, wait_for_tools, None, std::time::Duration::from_secs(wait))
                     .await;
             let tools = gate.catalog().page_tools();
             session.shutdown().await;
+            audit::flush(&gate);
             if let Err(why) = opened? {
                 not_ready(why);
             }
@@ -345,13 +337,13 @@ async fn webmcp(command: WebmcpCommand) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        WebmcpCommand::Call { url, tool, input, json, wait, allow_consequential, browser } => {
+        WebmcpCommand::Call { url, tool, input, json, wait, allow_consequential, browser, gate: gate_args } => {
             let input: serde_json::Value =
                 serde_json::from_str(&input).with_context(|| format!("the input is not JSON: {input}"))?;
             if !input.is_object() {
                 bail!("the input must be a JSON object");
             }
-            let (session, gate) = gate_with(&browser, allow_consequential);
+            let (session, gate) = gated(&browser, allow_consequential, &gate_args)?;
             let opened =
                 open_for_webmcp(&gate, &session, &url, 1, Some(&tool), std::time::Duration::from_secs(wait)).await;
             let result = match &opened {
@@ -370,6 +362,7 @@ async fn webmcp(command: WebmcpCommand) -> anyhow::Result<()> {
                 _ => None,
             };
             session.shutdown().await;
+            audit::flush(&gate);
             if let Err(why) = opened? {
                 not_ready(why);
             }
@@ -407,21 +400,11 @@ impl StopSignals {
     }
 }
 
+/// Prints an answer; exits 1 when it is a tool error.
 fn print_output(output: lumo_host::GateOutput, json: bool) -> anyhow::Result<()> {
-    let status = if output.is_error { 1 } else { 0 };
-    if json {
-        emit(
-            serde_json::json!({"text": output.text, "structured": output.structured, "isError": output.is_error,
-                "images": output.images.iter().map(|i| serde_json::json!({"mime": i.mime, "bytes": i.data.len()})).collect::<Vec<_>>()}),
-            status,
-        );
-    } else {
-        emit(&output.text, status);
-        for image in &output.images {
-            emit(format_args!("[image {} — {} base64 bytes]", image.mime, image.data.len()), status);
-        }
-    }
-    if output.is_error {
+    let failed = output.is_error;
+    output::show(output, json);
+    if failed {
         std::process::exit(1);
     }
     Ok(())
@@ -458,14 +441,17 @@ async fn main() -> anyhow::Result<()> {
             let mut stop = StopSignals::listen()?;
             // Profiles left by a lumo that was killed (its browser died with it).
             lumo_cdp::sweep_stale_profiles();
-            let session = session_of(&browser);
+            let origins = gate_args.initial_origins(&browser.origin_lists())?;
+            // A bad extractor definition stops lumo at start, naming the file and the field.
+            lumo_browser::extractors::load(&browser.extractor_dirs())?;
+            let session = session_of(&browser, origins);
             let link = bridge.as_ref().map(|_| link);
             let hub = providers.hub(&session, gate_args.providers_section()?, link)?;
             let catalog = Catalog::builtin(session.clone()).with_providers(hub.clone());
             let gate = Gate::new(catalog).allow_consequential(allow_consequential).redact(redaction::redactor());
             let gate = Arc::new(gate_args.apply(gate)?);
             hub.start();
-            gate_args.watch(gate.clone());
+            gate_args.watch(gate.clone(), session.clone(), browser.origin_lists());
             if let Some(bridge) = &bridge {
                 bridge::start(bridge, gate.audit().cloned()).await?;
             }
@@ -509,22 +495,27 @@ async fn main() -> anyhow::Result<()> {
         Command::Pair { dir } => bridge::pair(&dir),
         Command::Providers { command, providers, browser, gate } => {
             lumo_cdp::sweep_stale_profiles();
-            let session = session_of(command.browser(&browser));
+            let chosen = command.browser(&browser);
+            let session = session_of(chosen, chosen.origin_lists());
             let status = providers::run(command, &providers, gate.providers_section()?, session).await?;
             std::process::exit(status);
         }
         Command::Tools { json } => {
-            let session = session_of(&BrowserArgs {
-                browser: None,
-                cdp_endpoint: None,
-                user_data_dir: None,
-                headful: false,
-                allow_file_urls: false,
-                relay: None,
-                browser_args: Vec::new(),
-                browse_allow: Vec::new(),
-                browse_block: Vec::new(),
-            });
+            let session = session_of(
+                &BrowserArgs {
+                    browser: None,
+                    cdp_endpoint: None,
+                    user_data_dir: None,
+                    headful: false,
+                    allow_file_urls: false,
+                    relay: None,
+                    browser_args: Vec::new(),
+                    browse_allow: Vec::new(),
+                    browse_block: Vec::new(),
+                    extractors: Vec::new(),
+                },
+                OriginLists::default(),
+            );
             // What `serve` lists before any provider answered: the built-ins and the ext_* tools.
             let hub = lumo_host::providers::Providers::new(lumo_host::providers::Link::default(), None);
             let specs = Gate::new(Catalog::builtin(session).with_providers(hub)).specs();
@@ -561,25 +552,22 @@ async fn main() -> anyhow::Result<()> {
                 name = stop.next() => bail!("stopped by {name}"),
             }
         }
-        Command::Call { tool, args, json, allow_consequential, browser, gate: gate_args } => {
-            let args: serde_json::Value =
-                serde_json::from_str(&args).with_context(|| format!("the arguments are not JSON: {args}"))?;
-            if !args.is_object() {
-                bail!("the arguments must be a JSON object, like '{{\"url\": \"https://example.com\"}}'");
-            }
+        Command::Call { steps, json, record, allow_consequential, browser, gate: gate_args } => {
+            let steps = steps::parse(&steps)?;
             let mut stop = StopSignals::listen()?;
             let (session, gate) = gated(&browser, allow_consequential, &gate_args)?;
-            let result = tokio::select! {
-                result = gate.call(&tool, args, tokio_util::sync::CancellationToken::new()) => result,
+            let status = tokio::select! {
+                status = steps::run(&gate, &steps, record.as_deref(), json) => status,
                 name = stop.next() => {
+                    // Shutting down saves a recording in the data dir.
                     session.shutdown().await;
                     audit::flush(&gate);
-                    bail!("stopped by {name} before {tool} answered");
+                    bail!("stopped by {name} before the calls were done");
                 }
             };
             session.shutdown().await;
             audit::flush(&gate);
-            print_output(result?, json)
+            std::process::exit(status?);
         }
     }
 }

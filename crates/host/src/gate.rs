@@ -128,8 +128,9 @@ pub struct Gate {
     rate: Mutex<RateWindow>,
     disabled: std::sync::RwLock<Vec<ToolGroup>>,
     epoch: Instant,
-    /// Result shaping: hides credentials and the user's listed secrets in every answer.
-    redactor: Arc<Redactor>,
+    /// Result shaping: hides credentials and the user's listed secrets in every answer;
+    /// the policy file may change the list.
+    redactor: std::sync::RwLock<Arc<Redactor>>,
 }
 
 /// The write rate window and the setting it was made from.
@@ -152,14 +153,19 @@ impl Gate {
             rate: Mutex::default(),
             disabled: Default::default(),
             epoch: Instant::now(),
-            redactor: Arc::default(),
+            redactor: Default::default(),
         }
     }
 
     /// Hides these secrets (`--redact`) in every answer, on top of credential-shaped text.
-    pub fn redact(mut self, redactor: Arc<Redactor>) -> Self {
-        self.redactor = redactor;
+    pub fn redact(self, redactor: Arc<Redactor>) -> Self {
+        self.set_redactor(redactor);
         self
+    }
+
+    /// Hides these secrets from the next answer on (policy re-read).
+    pub fn set_redactor(&self, redactor: Arc<Redactor>) {
+        *self.redactor.write().unwrap_or_else(|e| e.into_inner()) = redactor;
     }
 
     /// Result shaping, the last step every answer takes: structured content
@@ -173,12 +179,13 @@ impl Gate {
             map.insert(UNTRUSTED_KEY.to_string(), Value::Bool(true));
         }
         let only_extra = shaping.secrets_shown;
-        let text = if only_extra { self.redactor.extra_only(&output.text) } else { self.redactor.answer(&output.text) };
+        let redactor = self.redactor.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let text = if only_extra { redactor.extra_only(&output.text) } else { redactor.answer(&output.text) };
         if let std::borrow::Cow::Owned(text) = text {
             output.text = text;
         }
         if let Some(structured) = output.structured.as_mut() {
-            self.redactor.value(structured, only_extra);
+            redactor.value(structured, only_extra);
         }
         output
     }
@@ -472,6 +479,8 @@ impl Gate {
         {
             return Ok(refused);
         }
+        // A recording running on this handle captions its frames with the call.
+        browser.note_call(&tool.spec.name, &args).await;
         let run = tool.call(browser.clone(), args);
         let result = tokio::select! {
             result = tokio::time::timeout(CALL_TIMEOUT, run) => result.unwrap_or_else(|_| {

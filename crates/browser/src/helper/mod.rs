@@ -98,6 +98,17 @@ pub(crate) async fn snapshot(
     page(live, tab, child, "snapshot", options).await
 }
 
+/// `page_extract`'s reader (`js/extract.js`): `extract`, `records` or `probeExtractors`, as JSON.
+pub(crate) async fn reader(
+    live: &Live,
+    tab: &Tab,
+    child: Option<u32>,
+    method: &str,
+    arg: &serde_json::Value,
+) -> Result<serde_json::Value, BrowserError> {
+    page(live, tab, child, method, arg).await
+}
+
 /// What `page_find` looks for.
 #[derive(Serialize, Clone)]
 pub(crate) struct FindQuery<'a> {

@@ -34,6 +34,7 @@ const PAGE = {
   watch() { watch(); return null; },
   changes(limit) { return collectChanges(limit); },
   scroll(o) { return scroll(null, o); },
+  extract: X.extract, records: X.records, probeExtractors: X.probeExtractors,
 };
 
 // Methods on one element (a ref lumo resolved); each takes the element and one argument.

@@ -42,6 +42,10 @@ pub struct Session {
     pub(crate) scope: Scope,
     /// Which URLs lumo opens and which pages its tools read.
     pub(crate) policy: UrlPolicy,
+    /// This handle's recording (`page_record`).
+    pub(crate) recorder: crate::recording::Recorder,
+    /// Folders of user extractor definitions (`page_extract {extractor}`), read on each use.
+    pub(crate) extractor_dirs: Vec<std::path::PathBuf>,
 }
 
 /// What every handle on one browser shares: the browser itself.
@@ -58,6 +62,8 @@ pub struct BrowserShared {
     refs: Arc<RefBook>,
     /// The last scope number given out.
     scopes: std::sync::atomic::AtomicU64,
+    /// Every handle's recording, finished on shutdown.
+    pub(crate) recordings: crate::recording::Recordings,
 }
 
 impl std::ops::Deref for Session {
@@ -77,8 +83,15 @@ impl Session {
             running: Mutex::new(Weak::new()),
             refs: Default::default(),
             scopes: Default::default(),
+            recordings: Default::default(),
         };
-        Self { browser: Arc::new(browser), scope: 0, policy: UrlPolicy::default() }
+        Self {
+            browser: Arc::new(browser),
+            scope: 0,
+            policy: UrlPolicy::default(),
+            recorder: Default::default(),
+            extractor_dirs: Vec::new(),
+        }
     }
 
     /// A handle on the same browser with a browser context of its own (own tabs,
@@ -88,7 +101,13 @@ impl Session {
     #[allow(clippy::clone_on_copy)]
     pub fn isolated(&self) -> Self {
         let scope = self.browser.scopes.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-        Self { browser: self.browser.clone(), scope, policy: self.policy.clone() }
+        Self {
+            browser: self.browser.clone(),
+            scope,
+            policy: self.policy.clone(),
+            recorder: Default::default(),
+            extractor_dirs: self.extractor_dirs.clone(),
+        }
     }
 
     /// Whether this handle has a browser context of its own (see [`Session::isolated`]).
@@ -99,6 +118,12 @@ impl Session {
     /// The same session with a URL policy other than the default (web pages only).
     pub fn with_url_policy(mut self, policy: UrlPolicy) -> Self {
         self.policy = policy;
+        self
+    }
+
+    /// The same session reading user extractor definitions from `dirs` (see `extractors`).
+    pub fn with_extractor_dirs(mut self, dirs: Vec<std::path::PathBuf>) -> Self {
+        self.extractor_dirs = dirs;
         self
     }
 
@@ -191,6 +216,36 @@ impl Session {
         lock(&self.running).upgrade().filter(|l| !l.cdp.is_closed())
     }
 
+    /// Replaces the origin allow/block lists of every handle on this browser
+    /// (policy re-read). While lists are set, document requests are checked:
+    /// tabs already open are intercepted from now on too.
+    pub async fn set_origin_lists(&self, lists: crate::origin::OriginLists) {
+        let had_lists = !self.policy.origins.is_empty();
+        self.policy.origins.set(lists);
+        let Some(live) = self.running() else { return };
+        // Lists set: intercept every open tab. Lists gone: stop intercepting (a paused
+        // request is answered only while lists are set), as new tabs would not intercept.
+        let (method, params) = match live.fetch_enable() {
+            Some(enable) => enable,
+            None if had_lists => ("Fetch.disable", serde_json::json!({})),
+            None => return,
+        };
+        let sessions: Vec<String> = live
+            .tabs()
+            .list
+            .iter()
+            .flat_map(|t| {
+                let children: Vec<String> = t.state().children.iter().map(|c| c.session_id.clone()).collect();
+                std::iter::once(t.session_id.clone()).chain(children)
+            })
+            .collect();
+        for session in sessions {
+            if let Err(e) = live.cdp.call(method, params.clone(), Some(&session)).await {
+                tracing::debug!(%session, error = %e, method, "could not change request interception in an open tab");
+            }
+        }
+    }
+
     /// The browser-level CDP connection, starting the browser if needed (lumo
     /// loads extensions into the browser it launched over it).
     pub async fn browser_connection(&self) -> Result<lumo_cdp::Connection, BrowserError> {
@@ -206,6 +261,8 @@ impl Session {
     /// its temporary profile to be removed); leaves an attached one running.
     /// Calls still in flight fail with a lost connection.
     pub async fn shutdown(&self) {
+        // Recordings are saved while their tabs still show.
+        self.recordings.finish_all().await;
         let live = {
             let mut guard = self.live.lock().await;
             self.stopped.store(true, std::sync::atomic::Ordering::SeqCst);

@@ -4,10 +4,12 @@ use crate::tool::Tool;
 
 mod devtools;
 mod dialogs;
+mod extract;
 mod files;
 mod input;
 mod navigate;
 mod network;
+mod record;
 mod screenshot;
 mod snapshot;
 mod tab_tool;
@@ -23,9 +25,11 @@ pub fn builtin_tools() -> Vec<Tool<Ctx>> {
     [
         navigate::tools(),
         snapshot::tools(),
+        extract::tools(),
         input::tools(),
         wait::tools(),
         screenshot::tools(),
+        record::tools(),
         dialogs::tools(),
         files::tools(),
         devtools::tools(),

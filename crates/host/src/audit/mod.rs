@@ -32,6 +32,8 @@ const PRUNE_EVERY: usize = 1000;
 enum Msg {
     Record(Entry),
     Flush(mpsc::SyncSender<()>),
+    /// New retention settings (policy re-read): applied at once and from then on.
+    Retention(Retention),
 }
 
 /// The writing side of the audit log (cheap to clone).
@@ -46,6 +48,7 @@ impl std::fmt::Debug for Msg {
         f.write_str(match self {
             Msg::Record(_) => "Record",
             Msg::Flush(_) => "Flush",
+            Msg::Retention(_) => "Retention",
         })
     }
 }
@@ -78,6 +81,13 @@ impl Audit {
         }
     }
 
+    /// Keeps what `retention` says from now on, dropping what it no longer keeps at once.
+    pub fn set_retention(&self, retention: Retention) {
+        if self.tx.send(Msg::Retention(retention)).is_err() {
+            tracing::error!("the audit writer has stopped; the retention change is lost");
+        }
+    }
+
     /// Waits (up to `timeout`) until every record queued before is on disk.
     /// Returns whether it got there in time.
     pub fn flush(&self, timeout: Duration) -> bool {
@@ -86,7 +96,7 @@ impl Audit {
     }
 }
 
-fn write_loop(mut conn: Connection, rx: mpsc::Receiver<Msg>, retention: Retention, path: &Path) {
+fn write_loop(mut conn: Connection, rx: mpsc::Receiver<Msg>, mut retention: Retention, path: &Path) {
     let mut since_prune = 0usize;
     while let Ok(first) = rx.recv() {
         let mut batch = Vec::new();
@@ -96,6 +106,11 @@ fn write_loop(mut conn: Connection, rx: mpsc::Receiver<Msg>, retention: Retentio
             match msg {
                 Msg::Record(entry) => batch.push(entry),
                 Msg::Flush(ack) => acks.push(ack),
+                Msg::Retention(new) => {
+                    // Records before the change are written first, then pruned under the new rule.
+                    retention = new;
+                    since_prune = PRUNE_EVERY;
+                }
             }
             if batch.len() < BATCH {
                 next = rx.try_recv().ok();

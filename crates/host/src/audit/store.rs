@@ -82,11 +82,7 @@ impl Default for Retention {
 /// The default file: `$LUMO_DATA_DIR/audit.db`, else `$XDG_DATA_HOME/lumo/audit.db`,
 /// else `~/.local/share/lumo/audit.db`.
 pub fn default_path() -> Option<PathBuf> {
-    let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let dir = non_empty("LUMO_DATA_DIR")
-        .or_else(|| non_empty("XDG_DATA_HOME").map(|d| d.join("lumo")))
-        .or_else(|| non_empty("HOME").map(|h| h.join(".local/share/lumo")))?;
-    Some(dir.join("audit.db"))
+    Some(lumo_browser::data_dir()?.join("audit.db"))
 }
 
 /// Opens (creating if `create`) the file and its schema, in WAL mode.
