@@ -7,10 +7,10 @@
 //! lumo by name.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use lumo_host::providers::{PortFate, Providers, in_worker, load_unpacked};
-use lumo_protocol::{ClientInfo, ExtensionId, MCP_PORT_NAME, ProbeOutcome, ProbeRequest, ProbeResponse};
+use lumo_protocol::{ClientInfo, ExtensionId, HostState, MCP_PORT_NAME, ProbeOutcome, ProbeRequest, ProbeResponse};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -68,7 +68,7 @@ pub(crate) async fn run(hub: &Arc<Providers>, id: Option<ExtensionId>) -> Vec<Ch
             out.push(verdict(
                 "probe_shape",
                 false,
-                format!("the answer is not a complete L0 response: {}", crate::providers::describe(other)),
+                format!("the answer is not a complete L0 response: {}", describe(other)),
             ));
             false
         }
@@ -164,7 +164,7 @@ pub(crate) async fn run(hub: &Arc<Providers>, id: Option<ExtensionId>) -> Vec<Ch
     // 7. A stopped worker: the next call opens a new port and initializes again.
     let before = hub.initializations(&id);
     let restarted = restart_worker(&cdp, &id).await;
-    let closed = crate::providers::until(Duration::from_secs(5), async || !hub.session_open(&id).await).await;
+    let closed = until(Duration::from_secs(5), async || !hub.session_open(&id).await).await;
     let read = tools.iter().find(|(_, t)| no_required(t)).map(|(_, t)| t.name.to_string());
     match (restarted, read) {
         (Err(why), _) => out.push(verdict("reinitialize_after_worker_restart", false, why)),
@@ -301,4 +301,26 @@ async fn restart_worker(cdp: &lumo_cdp::Connection, id: &ExtensionId) -> Result<
         .await
         .map_err(|e| format!("cannot stop the provider's worker: {e}"))?;
     Ok(())
+}
+
+/// How a probe outcome reads in the check's report.
+fn describe(outcome: &ProbeOutcome) -> String {
+    match outcome {
+        ProbeOutcome::Response(ProbeResponse::Reply(_)) => "ok:true".into(),
+        other => HostState::from_probe(other.clone()).user_message(),
+    }
+}
+
+/// Waits up to `within` for `done`, polling.
+async fn until(within: Duration, mut done: impl AsyncFnMut() -> bool) -> bool {
+    let deadline = Instant::now() + within;
+    loop {
+        if done().await {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

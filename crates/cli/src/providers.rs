@@ -4,13 +4,12 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use lumo_browser::Session;
 use lumo_host::providers::{Launcher, Link, ProviderView, Providers, view_line};
-use lumo_protocol::{ExtensionId, HostState, ProbeOutcome, ProbeResponse, is_extension_id};
+use lumo_protocol::{ExtensionId, is_extension_id};
 
 /// Which providers lumo uses.
 #[derive(Args, Clone, Debug, Default)]
@@ -106,13 +105,16 @@ enum ProvidersSub {
         #[arg(long)]
         json: bool,
         #[command(flatten)]
-        browser: crate::BrowserArgs,
+        browser: crate::browser_args::BrowserArgs,
     },
 }
 
 impl ProvidersCommand {
     /// The browser options in force: `check`'s own, else those given to `providers`.
-    pub(crate) fn browser<'a>(&'a self, outer: &'a crate::BrowserArgs) -> &'a crate::BrowserArgs {
+    pub(crate) fn browser<'a>(
+        &'a self,
+        outer: &'a crate::browser_args::BrowserArgs,
+    ) -> &'a crate::browser_args::BrowserArgs {
         match &self.command {
             Some(ProvidersSub::Check { browser, .. }) => browser,
             None => outer,
@@ -185,26 +187,4 @@ fn print_views(views: &[ProviderView], json: bool) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// How a probe outcome reads in the check's report.
-pub(crate) fn describe(outcome: &ProbeOutcome) -> String {
-    match outcome {
-        ProbeOutcome::Response(ProbeResponse::Reply(_)) => "ok:true".into(),
-        other => HostState::from_probe(other.clone()).user_message(),
-    }
-}
-
-/// Waits up to `within` for `done`, polling.
-pub(crate) async fn until(within: Duration, mut done: impl AsyncFnMut() -> bool) -> bool {
-    let deadline = Instant::now() + within;
-    loop {
-        if done().await {
-            return true;
-        }
-        if Instant::now() > deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }

@@ -79,7 +79,7 @@ impl Catalog {
     /// Adds the provider extensions' tools and lumo's `ext_*` tools about them.
     pub fn with_providers(mut self, providers: Arc<Providers>) -> Self {
         providers.set_changes(self.changes.clone());
-        for tool in crate::providers::ext_tools(&providers) {
+        for tool in crate::providers::tools::ext_tools(&providers) {
             self.index.insert(tool.spec.name.clone(), self.builtin.len());
             self.builtin.push(tool);
         }
@@ -124,7 +124,7 @@ impl Catalog {
                 .exposed()
                 .into_iter()
                 .filter(|(_, e)| !self.index.contains_key(&e.qualified))
-                .map(|(p, e)| crate::providers::provider_tool(p, &e).spec)
+                .map(|(p, e)| crate::providers::tools::provider_tool(p, &e).spec)
                 .collect();
             tools.sort_by(|a, b| a.name.cmp(&b.name));
             specs.extend(tools);
@@ -136,7 +136,7 @@ impl Catalog {
     fn provider(&self, name: &str) -> Option<(Tool<Arc<Session>>, String)> {
         let (provider, exposed) = self.providers.as_ref()?.lookup(name)?;
         let id = provider.id.as_str().to_string();
-        Some((crate::providers::provider_tool(provider, &exposed), id))
+        Some((crate::providers::tools::provider_tool(provider, &exposed), id))
     }
 
     /// A tool's spec by name, as `bindings`' session was shown it; binds nothing.

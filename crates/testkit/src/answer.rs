@@ -245,32 +245,32 @@ impl AnswerView for String {
 macro_rules! assert_answer {
     ($answer:expr, ok $(,)?) => {{
         let answer = &$answer;
-        if $crate::AnswerView::is_error(answer) {
-            panic!("the call should have worked\n--- whole answer ---\n{}", $crate::AnswerView::whole(answer));
+        if $crate::answer::AnswerView::is_error(answer) {
+            panic!("the call should have worked\n--- whole answer ---\n{}", $crate::answer::AnswerView::whole(answer));
         }
     }};
     ($answer:expr, error $code:expr $(,)?) => {{
         let answer = &$answer;
         let code = &$code;
         let code: &str = ::core::convert::AsRef::<str>::as_ref(code);
-        if !$crate::AnswerView::is_error(answer) || $crate::AnswerView::error_code(answer) != code {
-            panic!("the call should have failed with {code:?}\n--- whole answer ---\n{}", $crate::AnswerView::whole(answer));
+        if !$crate::answer::AnswerView::is_error(answer) || $crate::answer::AnswerView::error_code(answer) != code {
+            panic!("the call should have failed with {code:?}\n--- whole answer ---\n{}", $crate::answer::AnswerView::whole(answer));
         }
     }};
     ($answer:expr, page $($check:tt)+) => {{
         let answer = &$answer;
-        $crate::assert_answer!(@check "page text", $crate::AnswerView::page_text(answer), answer, $($check)+)
+        $crate::assert_answer!(@check "page text", $crate::answer::AnswerView::page_text(answer), answer, $($check)+)
     }};
     ($answer:expr, $($check:tt)+) => {{
         let answer = &$answer;
-        $crate::assert_answer!(@check "text", $crate::AnswerView::text(answer), answer, $($check)+)
+        $crate::assert_answer!(@check "text", $crate::answer::AnswerView::text(answer), answer, $($check)+)
     }};
     (@check $part:literal, $text:expr, $answer:ident, contains $needle:expr $(,)?) => {{
         let text: String = $text;
         let needle = &$needle; // `let x = &temporary` keeps it alive; nothing is moved
         let needle: &str = ::core::convert::AsRef::<str>::as_ref(needle);
         if !text.contains(needle) {
-            panic!("the {} does not contain {needle:?}\n--- whole answer ---\n{}", $part, $crate::AnswerView::whole($answer));
+            panic!("the {} does not contain {needle:?}\n--- whole answer ---\n{}", $part, $crate::answer::AnswerView::whole($answer));
         }
     }};
     (@check $part:literal, $text:expr, $answer:ident, lacks $needle:expr $(,)?) => {{
@@ -278,7 +278,7 @@ macro_rules! assert_answer {
         let needle = &$needle; // `let x = &temporary` keeps it alive; nothing is moved
         let needle: &str = ::core::convert::AsRef::<str>::as_ref(needle);
         if text.contains(needle) {
-            panic!("the {} should not contain {needle:?}\n--- whole answer ---\n{}", $part, $crate::AnswerView::whole($answer));
+            panic!("the {} should not contain {needle:?}\n--- whole answer ---\n{}", $part, $crate::answer::AnswerView::whole($answer));
         }
     }};
     (@check $part:literal, $text:expr, $answer:ident, starts_with $needle:expr $(,)?) => {{
@@ -286,7 +286,7 @@ macro_rules! assert_answer {
         let needle = &$needle; // `let x = &temporary` keeps it alive; nothing is moved
         let needle: &str = ::core::convert::AsRef::<str>::as_ref(needle);
         if !text.starts_with(needle) {
-            panic!("the {} does not start with {needle:?}\n--- whole answer ---\n{}", $part, $crate::AnswerView::whole($answer));
+            panic!("the {} does not start with {needle:?}\n--- whole answer ---\n{}", $part, $crate::answer::AnswerView::whole($answer));
         }
     }};
     (@check $part:literal, $text:expr, $answer:ident, eq $want:expr $(,)?) => {{
@@ -294,7 +294,7 @@ macro_rules! assert_answer {
         let want = &$want; // `let x = &temporary` keeps it alive; nothing is moved
         let want: &str = ::core::convert::AsRef::<str>::as_ref(want);
         if text != want {
-            panic!("the {} is not {want:?}\n--- whole answer ---\n{}", $part, $crate::AnswerView::whole($answer));
+            panic!("the {} is not {want:?}\n--- whole answer ---\n{}", $part, $crate::answer::AnswerView::whole($answer));
         }
     }};
 }

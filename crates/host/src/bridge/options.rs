@@ -28,7 +28,7 @@ pub struct BridgeOptions {
     /// How long a call waits for an absent extension before it fails.
     pub wait: Duration,
     /// Where `provider.*` messages go (the provider contract, see `crate::providers`).
-    pub providers: crate::providers::Link,
+    pub providers: crate::providers::link::Link,
 }
 
 impl BridgeOptions {
@@ -41,7 +41,7 @@ impl BridgeOptions {
             token_ttl: Duration::from_secs(3600),
             silence_limit: Duration::from_secs(20),
             wait: Duration::from_secs(20),
-            providers: crate::providers::Link::default(),
+            providers: crate::providers::link::Link::default(),
         }
     }
 }

@@ -18,7 +18,7 @@ use lumo_cdp::Connection;
 use lumo_protocol::ExtensionId;
 use serde_json::{Value, json};
 
-use super::Providers;
+use super::link::Link;
 use crate::bridge::{self, Bridge, BridgeOptions};
 
 /// The bridge extension's files, built in so an installed lumo needs no checkout.
@@ -71,12 +71,13 @@ impl Launcher {
         self.up.lock().await.take();
     }
 
-    /// Makes sure the bridge runs in the current browser and is connected.
-    pub(crate) async fn ensure(&self, hub: &Providers) -> Result<(), String> {
+    /// Makes sure the bridge runs in the current browser and is connected to
+    /// `link`; each provider extension it loads goes to `loaded`.
+    pub(crate) async fn ensure(&self, link: &Link, loaded: impl Fn(ExtensionId)) -> Result<(), String> {
         let mut up = self.up.lock().await;
         if let Some(current) = up.as_ref().filter(|u| !u.cdp.is_closed()) {
             let _ = &current.cdp;
-            return if hub.link().wait_connected(CONNECT_WITHIN).await {
+            return if link.wait_connected(CONNECT_WITHIN).await {
                 Ok(())
             } else {
                 Err("the bridge extension in lumo's browser stopped answering".into())
@@ -91,7 +92,7 @@ impl Launcher {
         let extension = dir.path().join("bridge");
         write_bridge(&extension).map_err(|e| format!("cannot write the bridge extension: {e}"))?;
         let mut options = BridgeOptions::new(([127, 0, 0, 1], 0).into(), dir.path().join("state"));
-        options.providers = hub.link().clone();
+        options.providers = link.clone();
         // Port 0 is never taken by another lumo, so this bridge always owns its address.
         let (bridge, role) = bridge::start(options).await.map_err(|e| e.to_string())?;
         let (bridge::Role::Owner(addr) | bridge::Role::Attached(addr)) = role;
@@ -102,7 +103,7 @@ impl Launcher {
         for path in &self.extensions {
             let id = load(&cdp, path).await?;
             tracing::info!(path = %path.display(), id = id.as_str(), "loaded a provider extension");
-            hub.add_loaded(id);
+            loaded(id);
         }
         let code = bridge::auth::Store::open(&dir.path().join("state"))
             .and_then(|s| s.new_pair_code())
@@ -116,7 +117,7 @@ impl Launcher {
         in_worker(&cdp, bridge::EXTENSION_ID, &pairing).await?;
         *up = Some(Up { cdp, _bridge: bridge, _dir: dir });
         drop(up);
-        if !hub.link().wait_connected(CONNECT_WITHIN).await {
+        if !link.wait_connected(CONNECT_WITHIN).await {
             return Err(format!(
                 "the bridge extension did not connect within {} s of pairing",
                 CONNECT_WITHIN.as_secs()

@@ -14,10 +14,10 @@
 //!   pairs the bridge with no user step.
 
 mod launched;
-mod link;
+pub(crate) mod link;
 mod names;
 mod session;
-mod tools;
+pub(crate) mod tools;
 mod transport;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,11 +29,11 @@ use tokio::sync::watch;
 
 pub use launched::{Launcher, in_worker, load_unpacked};
 pub use link::{Link, LinkError};
-pub use session::{ProviderView, RefusedTool};
-pub use tools::view_line;
-pub(crate) use tools::{ext_tools, provider_tool};
+pub use names::RefusedTool;
+pub use session::{ProviderView, view_line};
 
-use session::{Exposed, Provider};
+use names::Exposed;
+use session::{Hub, Provider};
 
 /// How long lumo waits for the user's bridge extension (`serve --bridge`)
 /// before it says a provider cannot be reached.
@@ -170,7 +170,7 @@ impl Providers {
     /// Makes sure a bridge extension is connected (bringing it up in launched mode).
     pub async fn ensure_bridge(&self) -> Result<(), String> {
         match &self.launcher {
-            Some(launcher) => launcher.ensure(self).await,
+            Some(launcher) => launcher.ensure(&self.link, |id| self.add_loaded(id)).await,
             None if self.link.wait_connected(BRIDGE_WAIT).await => Ok(()),
             None => Err(format!("{}; install and pair it (see `lumo pair`)", LinkError::NoBridge)),
         }
@@ -312,6 +312,27 @@ impl Providers {
             Some(p) => p.session_open().await,
             None => false,
         }
+    }
+}
+
+impl Hub for Providers {
+    fn probe_outcome<'a>(
+        &'a self,
+        id: &'a ExtensionId,
+    ) -> futures_util::future::BoxFuture<'a, Result<ProbeOutcome, String>> {
+        Box::pin(Providers::probe_outcome(self, id))
+    }
+
+    fn claim(&self, namespace: &str, id: &ExtensionId) -> Result<(), (&'static str, String)> {
+        Providers::claim(self, namespace, id)
+    }
+
+    fn link(&self) -> &Link {
+        Providers::link(self)
+    }
+
+    fn announce(&self) {
+        Providers::announce(self)
     }
 }
 

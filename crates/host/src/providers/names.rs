@@ -5,8 +5,25 @@
 
 use lumo_protocol::{MAX_TOOLS_PER_PROVIDER, NameError, validate_tool_list};
 use rmcp::model::Tool;
+use serde::Serialize;
 
-use super::session::{Exposed, RefusedTool};
+/// A provider tool lumo does not expose, and why.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct RefusedTool {
+    /// The name the provider gave.
+    pub name: String,
+    /// Why it is refused.
+    pub reason: String,
+}
+
+/// A tool of a provider that lumo exposes.
+#[derive(Debug, Clone)]
+pub(crate) struct Exposed {
+    /// `<namespace>_<tool>`.
+    pub(crate) qualified: String,
+    /// The provider's own name for it.
+    pub(crate) tool: Tool,
+}
 
 /// Splits `tools` into the exposed and the refused.
 pub(crate) fn expose(namespace: &str, tools: Vec<Tool>) -> (Vec<Exposed>, Vec<RefusedTool>) {

@@ -11,13 +11,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use lumo_protocol::{ExtensionId, HostState, MCP_PORT_NAME, ProbeErrorKind, ServiceInfo};
+use futures_util::future::BoxFuture;
+use lumo_protocol::{ExtensionId, HostState, MCP_PORT_NAME, ProbeErrorKind, ProbeOutcome, ServiceInfo};
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation, Tool};
 use rmcp::service::{NotificationContext, Peer, RunningService, ServiceError};
 use rmcp::{ClientHandler, RoleClient};
 use serde::Serialize;
 
-use super::Providers;
+use super::link::Link;
+use super::names::{self, Exposed, RefusedTool};
 use super::transport::PortTransport;
 
 /// How long `initialize` and `tools/list` may take on a new port.
@@ -53,24 +55,6 @@ pub struct ProviderView {
     pub initializations: u64,
 }
 
-/// A provider tool lumo does not expose, and why.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct RefusedTool {
-    /// The name the provider gave.
-    pub name: String,
-    /// Why it is refused.
-    pub reason: String,
-}
-
-/// A tool of a provider that lumo exposes.
-#[derive(Debug, Clone)]
-pub(crate) struct Exposed {
-    /// `<namespace>_<tool>`.
-    pub(crate) qualified: String,
-    /// The provider's own name for it.
-    pub(crate) tool: Tool,
-}
-
 #[derive(Debug, Default)]
 pub(crate) struct Status {
     pub(crate) state: Option<HostState>,
@@ -81,6 +65,19 @@ pub(crate) struct Status {
     pub(crate) refused: Vec<RefusedTool>,
 }
 
+/// What a provider needs from the set it belongs to (`Providers` implements
+/// it): a trait, so this module does not depend on the set that holds it.
+pub(crate) trait Hub: Send + Sync {
+    /// Sends the L0 probe to `id` through the bridge.
+    fn probe_outcome<'a>(&'a self, id: &'a ExtensionId) -> BoxFuture<'a, Result<ProbeOutcome, String>>;
+    /// Claims `namespace` for `id` (first come, first served).
+    fn claim(&self, namespace: &str, id: &ExtensionId) -> Result<(), (&'static str, String)>;
+    /// The link to the bridge.
+    fn link(&self) -> &Link;
+    /// Tells MCP clients the provider tools changed.
+    fn announce(&self);
+}
+
 /// One configured provider.
 pub(crate) struct Provider {
     pub(crate) id: ExtensionId,
@@ -88,7 +85,7 @@ pub(crate) struct Provider {
     /// The MCP session over the current port, if one is open.
     l1: tokio::sync::Mutex<Option<RunningService<RoleClient, Watcher>>>,
     initializations: AtomicU64,
-    hub: Weak<Providers>,
+    hub: Weak<dyn Hub>,
 }
 
 /// Timings of the last connection, for `lumo providers check` and the latency figures.
@@ -120,7 +117,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Provider {
-    pub(crate) fn new(id: ExtensionId, hub: Weak<Providers>) -> Self {
+    pub(crate) fn new(id: ExtensionId, hub: Weak<dyn Hub>) -> Self {
         Self {
             id,
             status: Mutex::default(),
@@ -294,7 +291,7 @@ impl Provider {
     /// Takes a fresh `tools/list` answer into the cache, under the name rules.
     fn adopt(&self, tools: Vec<Tool>) {
         let namespace = lock(&self.status).service.as_ref().map(|s| s.namespace.clone()).unwrap_or_default();
-        let (exposed, refused) = super::names::expose(&namespace, tools);
+        let (exposed, refused) = names::expose(&namespace, tools);
         let changed = {
             let mut status = lock(&self.status);
             let before: Vec<(String, String)> = status.tools.iter().map(fingerprint).collect();
@@ -349,6 +346,23 @@ impl Provider {
             Err(e) => Err(CallFailure::Protocol(e.to_string())),
         }
     }
+}
+
+/// `id  state  namespace  tools  message`, then refused tools indented.
+pub fn view_line(v: &ProviderView) -> String {
+    let mut line = format!(
+        "{}  {}{}  namespace={}  tools={}  {}",
+        v.id,
+        v.state,
+        v.kind.as_ref().map(|k| format!(" ({k})")).unwrap_or_default(),
+        v.namespace.as_deref().unwrap_or("-"),
+        v.tool_count,
+        v.message
+    );
+    for r in &v.refused_tools {
+        line.push_str(&format!("\n    refused {:?}: {}", r.name, r.reason));
+    }
+    line
 }
 
 /// How a provider call failed below the tool level.

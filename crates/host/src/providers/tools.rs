@@ -17,7 +17,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Providers;
-use super::session::{CallFailure, Exposed, Provider, ProviderView};
+use super::names::Exposed;
+use super::session::{CallFailure, Provider, ProviderView, view_line};
 
 /// Longest provider-written description shown to the model.
 const MAX_DESCRIPTION: usize = 1000;
@@ -177,21 +178,4 @@ pub(super) fn views_output(views: &[ProviderView]) -> ToolOutput {
     ToolOutput::text(format!("{} provider(s):", views.len()))
         .with_page_text(text.trim_end().to_string())
         .with_structured(json!({"providers": views}))
-}
-
-/// `id  state  namespace  tools  message`, then refused tools indented.
-pub fn view_line(v: &ProviderView) -> String {
-    let mut line = format!(
-        "{}  {}{}  namespace={}  tools={}  {}",
-        v.id,
-        v.state,
-        v.kind.as_ref().map(|k| format!(" ({k})")).unwrap_or_default(),
-        v.namespace.as_deref().unwrap_or("-"),
-        v.tool_count,
-        v.message
-    );
-    for r in &v.refused_tools {
-        line.push_str(&format!("\n    refused {:?}: {}", r.name, r.reason));
-    }
-    line
 }
