@@ -121,7 +121,8 @@ async fn a_thousand_call_session_over_all_sources_verifies_and_every_tampering_i
     calls += 2;
     // The provider's tools appear once its session is up (ext_providers is a call too).
     let deadline = Instant::now() + Duration::from_secs(30);
-    let connected = |answer: Value| answer["providers"].as_array().is_some_and(|p| p.iter().any(|p| p["state"] == "connected"));
+    let connected =
+        |answer: Value| answer["providers"].as_array().is_some_and(|p| p.iter().any(|p| p["state"] == "connected"));
     while !connected(lumo.ok("ext_providers", json!({})).await.structured()) {
         calls += 1;
         assert!(Instant::now() < deadline, "the reference provider did not connect");
