@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use common::{FixtureServer, Lumo, ref_in};
+use common::{FixtureServer, Lumo, copy_dir, http_session, post_mcp, ref_in};
 use serde_json::{Value, json};
 
 const TYPED: &str = "TYPED-SECRET-7f3a";
@@ -80,18 +80,6 @@ fn log_bytes(dir: &Path) -> Vec<u8> {
         }
     }
     all
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read_dir").flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).expect("copy");
-        }
-    }
 }
 
 fn contains(haystack: &[u8], needle: &str) -> bool {
@@ -290,55 +278,6 @@ async fn verify_and_filters_explain_bad_input() {
     assert!(text(&bad_rate.stderr).contains("N/WINDOW"), "{}", text(&bad_rate.stderr));
 }
 
-/// POSTs one JSON-RPC message to lumo's /mcp; returns what was read of the answer (headers and body).
-async fn post(port: u16, session: Option<&str>, body: &str) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    if let Some(id) = session {
-        request.push_str(&format!("Mcp-Session-Id: {id}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect to lumo");
-    stream.write_all(request.as_bytes()).await.expect("send");
-    let mut answer = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let _ = tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            match stream.read(&mut chunk).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => answer.extend_from_slice(&chunk[..n]),
-            }
-            let text = String::from_utf8_lossy(&answer);
-            if text.contains("\"result\"") || text.contains("\"error\"") || text.starts_with("HTTP/1.1 202") {
-                break;
-            }
-        }
-    })
-    .await;
-    String::from_utf8_lossy(&answer).into_owned()
-}
-
-/// Opens an MCP session over HTTP as `client`; returns its session id.
-async fn http_session(port: u16, client: &str) -> String {
-    let init = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"{client}","version":"1.0"}}}}}}"#
-    );
-    let answer = post(port, None, &init).await;
-    let id = answer
-        .lines()
-        .find_map(|l| {
-            l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id")).map(|(_, v)| v.trim())
-        })
-        .unwrap_or_else(|| panic!("no session id in {answer}"))
-        .to_string();
-    post(port, Some(&id), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
-    id
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_sessions_are_audited_apart_by_client_and_hashed_session() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -363,7 +302,7 @@ async fn http_sessions_are_audited_apart_by_client_and_hashed_session() {
     let call =
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"page_click","arguments":{"ref":12}}}"#;
     for session in [&a, &b] {
-        let answer = post(port, Some(session), call).await;
+        let answer = post_mcp(port, Some(session), call).await;
         assert!(answer.contains("invalid_arguments"), "{answer}");
     }
     // SIGTERM: lumo stops cleanly and flushes the log.

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{FixtureServer, HttpLumo, Lumo};
+use common::{FixtureServer, HttpLumo, Lumo, http_session, post_mcp};
 use serde_json::{Value, json};
 
 /// A site on 127.0.0.1 that answers every request with a small page and counts them.
@@ -198,49 +198,6 @@ async fn lumo_webmcp_calls_take_the_gate_and_are_audited() {
     assert!(!bytes.windows(12).any(|w| w == b"TYPED-IN-CLI"), "arguments stay out of the log");
 }
 
-/// POSTs one JSON-RPC message in a session; returns the answer read until its result.
-async fn post(port: u16, session: Option<&str>, body: &str) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    if let Some(id) = session {
-        request.push_str(&format!("Mcp-Session-Id: {id}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect to lumo");
-    stream.write_all(request.as_bytes()).await.expect("send");
-    let mut answer = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let _ = tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            match stream.read(&mut chunk).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => answer.extend_from_slice(&chunk[..n]),
-            }
-            let text = String::from_utf8_lossy(&answer);
-            if text.contains("\"result\"") || text.contains("\"error\"") || text.starts_with("HTTP/1.1 202") {
-                break;
-            }
-        }
-    })
-    .await;
-    String::from_utf8_lossy(&answer).into_owned()
-}
-
-async fn session(port: u16, client: &str) -> String {
-    let init = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"{client}","version":"1.0"}}}}}}"#
-    );
-    let answer = post(port, None, &init).await;
-    let id =
-        common::header(&answer, "mcp-session-id").unwrap_or_else(|| panic!("no session id in {answer}")).to_string();
-    post(port, Some(&id), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
-    id
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_http_session_has_its_own_write_window() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -248,15 +205,15 @@ async fn each_http_session_has_its_own_write_window() {
         HttpLumo::start(&["--rate-limit", "2/60s", "--audit-db", dir.path().join("rate.db").to_str().expect("utf-8")])
             .await;
     // Two sessions of the same client: the window is the session's, not the client's or lumo's.
-    let (a, b) = (session(lumo.port, "same-client").await, session(lumo.port, "same-client").await);
+    let (a, b) = (http_session(lumo.port, "same-client").await, http_session(lumo.port, "same-client").await);
     // A write that needs no browser: stopping a recording that never started.
     let write = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"page_record","arguments":{"action":"stop"}}}"#;
     for i in 1..=2 {
-        let answer = post(lumo.port, Some(&a), write).await;
+        let answer = post_mcp(lumo.port, Some(&a), write).await;
         assert!(answer.contains("invalid_state"), "write {i} of session A is admitted: {answer}");
     }
-    let limited = post(lumo.port, Some(&a), write).await;
+    let limited = post_mcp(lumo.port, Some(&a), write).await;
     assert!(limited.contains("rate_limited"), "the third write of A: {limited}");
-    let other = post(lumo.port, Some(&b), write).await;
+    let other = post_mcp(lumo.port, Some(&b), write).await;
     assert!(other.contains("invalid_state") && !other.contains("rate_limited"), "session B still writes: {other}");
 }

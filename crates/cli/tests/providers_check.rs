@@ -3,22 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
+use lumo_testkit::copy_dir;
 use serde_json::Value;
 
 fn extensions() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../extension")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read_dir").flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).expect("copy");
-        }
-    }
 }
 
 /// Runs the check; returns the exit code and the verdicts by invariant.

@@ -34,6 +34,20 @@ pub fn fixtures_dir() -> PathBuf {
     repo_root().join("fixtures")
 }
 
+/// Copies folder `from` to `to`, recursively (e.g. an extension, to give the
+/// copy a policy preset).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}
+
 /// What an inline route answers.
 #[derive(Debug, Clone)]
 pub struct Route {

@@ -32,7 +32,10 @@ pub mod library;
 pub mod mcp;
 
 pub use answer::{Answer, AnswerView, fenced, ref_in, try_ref_in};
-pub use fixtures::{FixtureBuilder, FixtureServer, Route, fixtures_dir, repo_root};
+pub use fixtures::{FixtureBuilder, FixtureServer, Route, copy_dir, fixtures_dir, repo_root};
 pub use gate::Gated;
 pub use library::Browser;
-pub use mcp::{HttpLumo, INITIALIZE, Lumo, browser_pid, children_of, free_port, header, lumo_bin, lumo_command};
+pub use mcp::{
+    HttpLumo, INITIALIZE, Lumo, browser_pid, children_of, free_port, header, http_session, lumo_bin, lumo_command,
+    post_mcp,
+};

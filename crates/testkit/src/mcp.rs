@@ -259,3 +259,48 @@ pub fn header<'a>(answer: &'a str, name: &str) -> Option<&'a str> {
         n.trim().eq_ignore_ascii_case(name).then(|| v.trim())
     })
 }
+
+/// POSTs one JSON-RPC message to lumo's `/mcp` on `port` (in `session` when given,
+/// protocol 2025-06-18); returns what was read of the answer, headers and body,
+/// up to its result or error (or a 202), within 10 s.
+pub async fn post_mcp(port: u16, session: Option<&str>, body: &str) -> String {
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    if let Some(id) = session {
+        request.push_str(&format!("Mcp-Session-Id: {id}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.expect("connect to lumo");
+    stream.write_all(request.as_bytes()).await.expect("send");
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let _ = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => answer.extend_from_slice(&chunk[..n]),
+            }
+            let text = String::from_utf8_lossy(&answer);
+            if text.contains("\"result\"") || text.contains("\"error\"") || text.starts_with("HTTP/1.1 202") {
+                break;
+            }
+        }
+    })
+    .await;
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// Opens an MCP session over HTTP as client `client` (initialize, then
+/// initialized); returns its session id.
+pub async fn http_session(port: u16, client: &str) -> String {
+    let init = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"{client}","version":"1.0"}}}}}}"#
+    );
+    let answer = post_mcp(port, None, &init).await;
+    let id = header(&answer, "mcp-session-id").unwrap_or_else(|| panic!("no session id in {answer}")).to_string();
+    post_mcp(port, Some(&id), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    id
+}

@@ -7,5 +7,5 @@
 
 pub(crate) use lumo_testkit::{
     Answer, AnswerView, FixtureServer, HttpLumo, INITIALIZE, Lumo, Route, assert_answer, browser_pid, children_of,
-    fixtures_dir, free_port, header, lumo_command, ref_in, try_ref_in,
+    copy_dir, fixtures_dir, free_port, header, http_session, lumo_command, post_mcp, ref_in, try_ref_in,
 };
