@@ -102,18 +102,7 @@ impl Live {
         *lock(&live.pump) = Some(pump(Arc::downgrade(&live), events));
         cdp.call("Target.setDiscoverTargets", json!({"discover": true}), None).await?;
         let targets = cdp.call("Target.getTargets", json!({}), None).await?;
-        let pages: Vec<(String, String)> = targets["targetInfos"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|t| {
-                t["type"] == "page" && !t["url"].as_str().unwrap_or_default().starts_with("chrome-extension://")
-            })
-            .filter_map(|t| {
-                let context = t["browserContextId"].as_str().unwrap_or_default().to_string();
-                t["targetId"].as_str().map(|id| (id.to_string(), context))
-            })
-            .collect();
+        let pages = page_targets(&targets);
         for (target, context) in &pages {
             live.attach(target, context).await?;
         }
@@ -368,4 +357,19 @@ pub(super) type Events = tokio::sync::mpsc::UnboundedReceiver<Arc<lumo_cdp::Even
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The tabs in a `Target.getTargets` answer, as (target id, browser context):
+/// pages, but not extension pages (a bridge's or provider's own).
+pub(super) fn page_targets(targets: &Value) -> Vec<(String, String)> {
+    targets["targetInfos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["type"] == "page" && !t["url"].as_str().unwrap_or_default().starts_with("chrome-extension://"))
+        .filter_map(|t| {
+            let context = t["browserContextId"].as_str().unwrap_or_default().to_string();
+            t["targetId"].as_str().map(|id| (id.to_string(), context))
+        })
+        .collect()
 }

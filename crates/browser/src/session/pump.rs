@@ -8,7 +8,7 @@ use std::sync::{Arc, Weak};
 
 use serde_json::{Value, json};
 
-use super::live::{Events, Live};
+use super::live::{Events, Live, page_targets};
 use crate::tab::{ChildFrame, Tab};
 
 pub(super) async fn run(live: Weak<Live>, mut events: Events) {
@@ -185,18 +185,7 @@ fn on_request_paused(live: &Live, session: &str, params: &Value) {
 /// may never have arrived, so what they would have said is fed in now.
 async fn resync(live: Arc<Live>) {
     if let Ok(targets) = live.cdp.call("Target.getTargets", json!({}), None).await {
-        let pages: Vec<(String, String)> = targets["targetInfos"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|t| {
-                t["type"] == "page" && !t["url"].as_str().unwrap_or_default().starts_with("chrome-extension://")
-            })
-            .filter_map(|t| {
-                let context = t["browserContextId"].as_str().unwrap_or_default().to_string();
-                t["targetId"].as_str().map(|id| (id.to_string(), context))
-            })
-            .collect();
+        let pages = page_targets(&targets);
         let known: Vec<String> = live.tabs().list.iter().map(|t| t.target_id.clone()).collect();
         for gone in known.iter().filter(|k| !pages.iter().any(|(id, _)| id == *k)) {
             live.forget(gone);
