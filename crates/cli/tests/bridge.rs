@@ -98,41 +98,7 @@ impl Rig {
 
     /// Evaluates `expression` (awaited) in the bridge's service worker.
     async fn in_worker(&self, expression: &str) -> Value {
-        let target = self.worker_target().await;
-        let attached = self
-            .cdp()
-            .call("Target.attachToTarget", json!({"targetId": target, "flatten": true}), None)
-            .await
-            .expect("attach to the worker");
-        let session = attached["sessionId"].as_str().expect("sessionId").to_string();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        // The target appears before the worker's top level ran.
-        loop {
-            let ready = self
-                .cdp()
-                .call(
-                    "Runtime.evaluate",
-                    json!({"expression": "typeof chrome?.storage?.local", "returnByValue": true}),
-                    Some(&session),
-                )
-                .await;
-            if ready.is_ok_and(|r| r["result"]["value"] == "object") {
-                break;
-            }
-            assert!(Instant::now() < deadline, "the worker never became ready");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let result = self
-            .cdp()
-            .call(
-                "Runtime.evaluate",
-                json!({"expression": expression, "awaitPromise": true, "returnByValue": true}),
-                Some(&session),
-            )
-            .await
-            .expect("evaluate in the worker");
-        let _ = self.cdp().call("Target.detachFromTarget", json!({"sessionId": session}), None).await;
-        result["result"]["value"].clone()
+        lumo_host::providers::in_worker(self.cdp(), EXTENSION_ID, expression).await.expect("evaluate in the worker")
     }
 
     async fn status(&self) -> Value {

@@ -124,8 +124,7 @@ impl Rig {
     }
 
     async fn in_worker(&self, expression: &str) -> Value {
-        let target = self.worker_target().await;
-        self.eval_in(&target, expression, "typeof chrome?.storage?.local === 'object'").await
+        lumo_host::providers::in_worker(self.cdp(), EXTENSION_ID, expression).await.expect("evaluate in the worker")
     }
 
     async fn status(&self) -> Value {
