@@ -74,6 +74,10 @@ async fn a_table_of_same_shaped_rows_is_terse_keeps_every_word_and_its_refs_act(
     let again = lumo.snapshot().await;
     assert!(again.contains(&format!("Qty 250 [{qty}] = \"7\"")), "{again}");
 
+    // page_find gives a row's context in full.
+    let found = lumo.ok("page_find", json!({"text": "Row 250"})).await.text();
+    assert!(found.contains("Row 250 | [Details 250][") && found.contains("button \"Select\" ["), "{found}");
+
     // Link targets: left out of the whole page, shown in a subtree.
     assert!(!snapshot.contains("/detail/"), "{snapshot}");
     let table = ref_in(&snapshot, "table \"Orders\"");

@@ -30,7 +30,7 @@ const LONG_LINE = 2000;
 // just before it (the same controls in the same cells) is written `bare`:
 // its controls without role words, quotes or link brackets, as `name [e12]`
 // (on the bench's 5,000-element page, rows were 72% of the bytes).
-function rowText(tr, links, prevShape) {
+function rowLine(tr, links, prevShape) {
   const found = [];
   const cells = [];
   for (const cell of tr.children) cells.push(inlineOf(cell, links, true, found));
@@ -38,6 +38,11 @@ function rowText(tr, links, prevShape) {
   const bare = found.length > 0 && shape === prevShape;
   const text = cells.join(' | ').replace(/\[\u0000(\d+)\u0000/g, (_, i) => control(found[+i].e, found[+i].role, links, bare));
   return { text, shape };
+}
+
+// A row in full, as page_find gives it for context.
+function rowText(tr) {
+  return rowLine(tr, false, null).text;
 }
 
 // An actionable element as it reads inline: `[words][e12]` for a link,
@@ -245,7 +250,7 @@ function snapshot(opts) {
     }
     if (role === 'row') {
       const same = lastRow.parent === el.parentNode && lastRow.end === lines.length && lines.length > 0;
-      const row = rowText(el, links, same ? lastRow.shape : null);
+      const row = rowLine(el, links, same ? lastRow.shape : null);
       if (row.text) push(pad, interactive ? '[' + refOf(el) + '] ' + row.text : row.text);
       lastRow = { parent: el.parentNode, shape: row.shape, end: lines.length };
       return;
