@@ -441,8 +441,9 @@ async fn main() -> anyhow::Result<()> {
             browser.relay = bridge.as_ref().map(|b| b.relay().connection().clone());
             // Listen before anything starts, so a signal never finds the default (exit at once) in place.
             let mut stop = StopSignals::listen()?;
-            // Profiles and bridge folders left by a lumo that was killed (its browser died with it).
-            lumo_cdp::sweep_stale_temp_dirs();
+            // Profiles and bridge folders left by a lumo that was killed (its browser died with it),
+            // swept beside start-up: a full temporary folder should not delay the first answer.
+            tokio::task::spawn_blocking(lumo_cdp::sweep_stale_temp_dirs);
             let origins = gate_args.initial_origins(&browser.origin_lists())?;
             // A bad extractor definition stops lumo at start, naming the file and the field.
             lumo_browser::extractors::load(&browser.extractor_dirs())?;

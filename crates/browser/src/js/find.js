@@ -24,7 +24,7 @@ function gather(q) {
       // Cheap prefilter: a name or value can only match if the text or a naming attribute has the needle.
       const cheap = (e.textContent + ' ' + (e.getAttribute('aria-label') || '') + ' ' + (e.getAttribute('placeholder') || '') + ' ' +
         (e.getAttribute('title') || '') + ' ' + (e.getAttribute('alt') || '') + ' ' + (e.value || '')).toLowerCase();
-      if (!cheap.includes(needle) && !e.hasAttribute('aria-labelledby') && !(e.labels && e.labels.length)) continue;
+      if (!cheap.includes(needle) && !e.hasAttribute('aria-labelledby') && !labelsOf(e).length) continue;
     }
     const role = roleOf(e);
     const interactive = isInteractive(e, role);
