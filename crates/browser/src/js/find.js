@@ -10,7 +10,8 @@ function gather(q) {
   const out = [];
   const all = [];
   (function collect(root) {
-    const tw = (root.ownerDocument || root).createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+    // Subtrees the snapshot leaves out (aria-hidden, hidden, scripts…) are not found either.
+    const tw = (root.ownerDocument || root).createTreeWalker(root, NodeFilter.SHOW_ELEMENT, renderedOnly);
     for (let n = tw.currentNode; n; n = tw.nextNode()) {
       if (n.nodeType !== 1) continue;
       all.push(n);
