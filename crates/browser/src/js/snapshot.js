@@ -33,10 +33,20 @@ const LONG_LINE = 2000;
 function rowLine(tr, links, prevShape) {
   const found = [];
   const cells = [];
-  for (const cell of tr.children) cells.push(inlineOf(cell, links, true, found));
-  const shape = cells.map((c) => (c.match(/\[\u0000\d+\u0000/g) || []).map((m) => found[+m.slice(2, -1)].role).join(',')).join('|');
+  for (const cell of tr.children) {
+    found.cell = cells.length;
+    cells.push(inlineOf(cell, links, true, found));
+  }
+  let shape = '';
+  for (const f of found) shape += f.cell + ':' + f.role + ',';
   const bare = found.length > 0 && shape === prevShape;
-  const text = cells.join(' | ').replace(/\[\u0000(\d+)\u0000/g, (_, i) => control(found[+i].e, found[+i].role, links, bare));
+  // Controls were left as marks `[\u0000i\u0000`: odd pieces of the split are their numbers.
+  const pieces = cells.join(' | ').split('\u0000');
+  let text = '';
+  for (let i = 0; i < pieces.length; i++) {
+    if (i % 2 === 0) text += i + 1 < pieces.length ? pieces[i].slice(0, -1) : pieces[i];
+    else { const f = found[+pieces[i]]; text += control(f.e, f.role, links, bare); }
+  }
   return { text, shape };
 }
 
@@ -51,8 +61,12 @@ function control(e, r, links, bare) {
   const ref = refOf(e);
   let s;
   if (r === 'link') {
-    const img = e.querySelector('img[alt]');
-    const n = nameOf(e, r, Infinity) || (img ? squash(img.alt) : '');
+    let n = nameOf(e, r, Infinity);
+    if (!n) {
+      // An image link is named by its image.
+      const img = e.querySelector('img[alt]');
+      n = img ? squash(img.alt) : '';
+    }
     s = bare ? n + ' [' + ref + ']' : '[' + n + '][' + ref + ']';
   } else {
     // A clickable box (a div with onclick or tabindex) is named by its words.
@@ -111,12 +125,13 @@ function lineOf(links, always, found) {
     const block = BLOCK_TAGS.has(c.tagName);
     if (!always && (block || c.shadowRoot || c.tagName === 'IFRAME' || c.tagName === 'SELECT')) return false;
     if (c.getAttribute('aria-hidden') === 'true') return true;
-    if (!visible(c) && getComputedStyle(c).display !== 'contents') return true;
+    // In a table cell, like in a row's name, what is not rendered is known without a layout query.
+    if (!always && !visible(c) && getComputedStyle(c).display !== 'contents') return true;
     const r = roleOf(c);
     edge = true;
     if (isInteractive(c, r)) {
       if (!always && !leafControl(c)) return false;
-      if (found) { text('[\u0000' + found.length + '\u0000'); found.push({ e: c, role: r || 'generic' }); }
+      if (found) { text('[\u0000' + found.length + '\u0000'); found.push({ e: c, role: r || 'generic', cell: found.cell }); }
       else text(control(c, r || 'generic', links, false));
       edge = true;
       return true;
@@ -125,7 +140,7 @@ function lineOf(links, always, found) {
     if (r && !INLINE_ROLES.has(r) && !always) return false;
     // Blocks flattened into one line (a table cell) are apart.
     if (block) out += ' ';
-    for (const k of childrenOf(c)) if (!add(k)) return false;
+    for (const k of c.shadowRoot || c.tagName === 'SLOT' || c.tagName === 'IFRAME' ? childrenOf(c) : c.childNodes) if (!add(k)) return false;
     if (block) out += ' ';
     edge = true;
     return true;
