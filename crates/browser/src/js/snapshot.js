@@ -101,6 +101,9 @@ function inlineOf(el, links, always, found) {
   return line.text();
 }
 
+// Set for the length of a `viewport` snapshot.
+let onScreenOnly = false;
+
 // A line being written from inline pieces: add(node) takes a node's words
 // (and its links and leaf controls) or, for a block, refuses it unchanged.
 function lineOf(links, always, found) {
@@ -127,6 +130,8 @@ function lineOf(links, always, found) {
     if (c.getAttribute('aria-hidden') === 'true') return true;
     // In a table cell, like in a row's name, what is not rendered is known without a layout query.
     if (!always && !visible(c) && getComputedStyle(c).display !== 'contents') return true;
+    // On-screen only: an inline piece off screen goes (text nodes have no box of their own to ask).
+    if (onScreenOnly && !c.shadowRoot && !inViewport(c)) return true;
     const r = roleOf(c);
     edge = true;
     if (isInteractive(c, r)) {
@@ -372,8 +377,13 @@ function snapshot(opts) {
   }
 
   const rootEl = root.nodeType === 1 ? root : null;
-  if (rootEl && opts.root) walk(rootEl, 0);
-  else walkAll(childrenOf(root), 0);
+  onScreenOnly = !!opts.viewport;
+  try {
+    if (rootEl && opts.root) walk(rootEl, 0);
+    else walkAll(childrenOf(root), 0);
+  } finally {
+    onScreenOnly = false;
+  }
   return { text: lines.join('\n'), truncated: truncatedAt >= 0, next: truncatedAt, lines: seen, title: document.title };
 }
 

@@ -101,6 +101,8 @@ const PAGES = {
     <table id="orders"><tr><th>Order</th><th>Link</th><th>Qty</th></tr>
       ${[1, 2, 3].map((n) => `<tr><td>Order ${n}</td><td><a href="/o/${n}">Open ${n}</a></td><td><input aria-label="Qty ${n}"></td></tr>`).join('')}
     </table>
+    <div style="height: 3000px"></div>
+    <div><span>Far</span> <span>below</span> <a href="/far">the fold</a></div>
   </body>`,
   '/refs.html': `<!doctype html><title>refs</title><body>
     <ul id="list"><li><button id="alpha">Alpha</button></li><li><button id="beta">Beta</button></li></ul>
@@ -383,6 +385,12 @@ describe('the terse format', () => {
   test('a row shaped like the one above drops role words, keeping every word and ref', () => {
     assert.match(text, /^ Order 1 \| \[Open 1\]\[e\d+\] \| textbox "Qty 1" \[e\d+\]$/m, text);
     for (const n of [2, 3]) assert.match(text, new RegExp(`^ Order ${n} \\| Open ${n} \\[e\\d+\\] \\| Qty ${n} \\[e\\d+\\]$`, 'm'), text);
+  });
+
+  test('a viewport snapshot leaves out inline pieces off screen', async () => {
+    assert.match(text, /^Far below \[the fold\]\[e\d+\]$/m, text);
+    const view = await page.call('snapshot', { maxBytes: 10000, offset: 0, interactive: false, viewport: true });
+    assert.ok(view.text.includes('Read [the guide]') && !view.text.includes('Far') && !view.text.includes('the fold'), view.text);
   });
 
   test('link targets show in a subtree only', async () => {
