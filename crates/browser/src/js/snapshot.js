@@ -76,14 +76,27 @@ function control(e, r, links, bare) {
   const st = states(e, r);
   if (st.length) s += ' ' + st.join(' ');
   if (r === 'link') {
-    const href = links && e.getAttribute('href');
-    if (href && !href.startsWith('javascript:')) s += '(' + href + ')';
+    const href = e.getAttribute('href');
+    if (href && !href.startsWith('javascript:')) {
+      if (links) s += '(' + href + ')';
+      else if (s.startsWith('[]')) s += '(' + shortTarget(e, href) + ')';
+    }
     return s;
   }
   if (!bare && e.tagName === 'INPUT' && TYPED.has(e.type)) s += ' type=' + e.type;
   const v = valueOf(e, r);
   if (v !== null && v !== undefined && v !== '') s += ' = ' + quote(clip(String(v), 200));
   return s;
+}
+
+// Where a link without words goes, in a few characters: the page's own path,
+// or another site's host and path (an icon link reads `[][e7](twitter.com/ars)`).
+function shortTarget(e, href) {
+  let u;
+  try { u = new URL(href, e.ownerDocument.baseURI); } catch (_) { return clip(href, 30); }
+  const here = e.ownerDocument.location;
+  const where = u.origin === here.origin ? u.pathname : u.host.replace(/^www\./, '') + u.pathname.replace(/\/$/, '');
+  return clip(where, 30);
 }
 
 // Elements that start a new block: their words are a line of their own.

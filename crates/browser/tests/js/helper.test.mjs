@@ -101,6 +101,8 @@ const PAGES = {
     <table id="orders"><tr><th>Order</th><th>Link</th><th>Qty</th></tr>
       ${[1, 2, 3].map((n) => `<tr><td>Order ${n}</td><td><a href="/o/${n}">Open ${n}</a></td><td><input aria-label="Qty ${n}"></td></tr>`).join('')}
     </table>
+    <p>Follow <a href="https://example.org/feed/"><img src="${GIF}" alt="" width="8" height="8"></a>
+      <a href="/home?from=icon"><img src="${GIF}" alt="" width="8" height="8"></a></p>
     <div style="height: 3000px"></div>
     <div><span>Far</span> <span>below</span> <a href="/far">the fold</a></div>
   </body>`,
@@ -393,7 +395,11 @@ describe('the terse format', () => {
     assert.ok(view.text.includes('Read [the guide]') && !view.text.includes('Far') && !view.text.includes('the fold'), view.text);
   });
 
-  test('link targets show in a subtree only', async () => {
+  test('a link without words says where it goes, in short', () => {
+    assert.match(text, /^Follow \[\]\[e\d+\]\(example\.org\/feed\) \[\]\[e\d+\]\(\/home\)$/m, text);
+  });
+
+  test('other link targets show in a subtree only', async () => {
     assert.ok(!text.includes('/guide'), text);
     const table = text.match(/table \[(e\d+)\]/)[1];
     const sub = await page.call('snapshot', { ref: table, maxBytes: 10000, offset: 0 });
