@@ -1,6 +1,6 @@
 // page_snapshot: the page as a terse outline that keeps every visible word.
 //
-// The format (README, "Reading the page"), chosen by measuring bytes on real
+// The format (README, "The snapshot's format"), chosen by measuring bytes on real
 // pages (issue 13): text is written as it reads, without quotes or a role;
 // a block's links and controls stay inline where they stand, a link as
 // `[words][e12]` and any other control as `role "name" [e12]`; headings are
@@ -186,16 +186,6 @@ function leafControl(el) {
   for (const c of el.querySelectorAll('*')) {
     const r = roleOf(c);
     if ((r && !INLINE_ROLES.has(r)) || isInteractive(c, r) || c.shadowRoot || c.tagName === 'IFRAME') return false;
-  }
-  return true;
-}
-
-// Whether `el` holds nothing but text and plain wrappers.
-function textOnly(el) {
-  if (el.shadowRoot || el.tagName === 'IFRAME' || el.tagName === 'SELECT') return false;
-  for (const c of el.children) {
-    if (roleOf(c) || isInteractive(c, '') || c.shadowRoot || c.tagName === 'IFRAME') return false;
-    if (c.children.length && !textOnly(c)) return false;
   }
   return true;
 }
