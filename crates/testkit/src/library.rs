@@ -74,12 +74,10 @@ impl Browser {
         self.ok("page_snapshot", json!({})).await.page_text.unwrap_or_default()
     }
 
-    /// The ref of the first snapshot line that contains `needle`.
+    /// The ref after `needle` on the first snapshot line that contains it
+    /// (controls share a line in the snapshot: the one named, not the line's first).
     pub async fn ref_of(&self, needle: &str) -> String {
-        let snapshot = self.snapshot().await;
-        let line =
-            snapshot.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle:?} in {snapshot}"));
-        ref_in(line, "")
+        ref_in(&self.snapshot().await, needle)
     }
 
     /// Closes the browser.
