@@ -11,7 +11,8 @@ crate itself (``bench/readability-rs``, built into ``bench/cache``) on the same
   ``\\w+`` tokens, as multisets). For page_extract the Markdown is read as
   prose: link targets ``](…)`` and refs ``][e12]`` are left out, since
   expected.html's text has neither; the answer's header lines (url, title,
-  byline, lang, published) are left out too;
+  byline, lang, published) and the ``<untrusted …>`` fence around the page's
+  content are left out too;
 * words kept: the recall above (the share of the article's words present);
 * size: the whole answer's text bytes (as the model gets them, header, URLs
   and refs included) ÷ the article's own text bytes (expected.html's text,
@@ -44,11 +45,14 @@ BENCH = Path(__file__).resolve().parent.parent
 FIELDS = ("title", "byline", "lang", "published")
 META_KEYS = {"title": "title", "byline": "byline", "lang": "lang", "published": "publishedTime"}
 HEADER_RE = re.compile(r"^(url|title|byline|lang|published): .*$", re.M)
+# lumo's fence around page content (``<untrusted 1a2b3c>`` … ``</untrusted 1a2b3c>``): framing, not words.
+UNTRUSTED_RE = re.compile(r"^</?untrusted [0-9a-f]+>$", re.M)
 
 
 def prose(md: str) -> str:
     """Markdown as the words a reader reads: no link targets, no refs, no header lines."""
     body = md.split("\n---\n", 1)[1] if "\n---\n" in md else HEADER_RE.sub("", md)
+    body = UNTRUSTED_RE.sub("", body)
     body = re.sub(r"\]\([^)\s]*\)", "]", body)
     body = re.sub(r"\]\[(?:f\d+)?e\d+\]", "]", body)
     body = re.sub(r"\[(?:button|textbox|checkbox|combobox|link|iframe)(?:: )?", "[", body)

@@ -33,9 +33,12 @@ const X = (() => {
   };
   const matchString = (e) => (typeof e.className === 'string' ? e.className : '') + ' ' + (e.id || '');
 
+  // A page that hides its whole body until its scripts are done (an anti-flicker
+  // `visibility: hidden` on <body>) is read as it will show: visibility is not asked then.
+  let veiled = false;
   function shown(e) {
     if (SKIP.has(e.tagName) || e.hidden || e.getAttribute('aria-hidden') === 'true') return false;
-    if (e.checkVisibility) return e.checkVisibility({ visibilityProperty: true }) || getComputedStyle(e).display === 'contents';
+    if (e.checkVisibility) return e.checkVisibility({ visibilityProperty: !veiled }) || getComputedStyle(e).display === 'contents';
     return true;
   }
 
@@ -68,7 +71,17 @@ const X = (() => {
     if (e.tagName === 'NAV' || e.tagName === 'ASIDE') return true;
     if (!strip) return false;
     const m = matchString(e);
-    return UNLIKELY.test(m) && !MAYBE.test(m) && !e.closest('table,code') && e.tagName !== 'MAIN' && e.tagName !== 'ARTICLE';
+    return UNLIKELY.test(m) && !MAYBE.test(m) && !e.closest('table,code') && e.tagName !== 'MAIN' && e.tagName !== 'ARTICLE' && !wrapsArticle(e);
+  }
+
+  // Whether most of `e`'s text is one <article> or <main> (a "site_header" around the story).
+  function wrapsArticle(e) {
+    const len = textStats(e).len;
+    for (const a of e.querySelectorAll('article,main,[role=main]')) {
+      const n = textStats(a).len;
+      if (n >= 500 && n * 2 >= len && !UNLIKELY.test(matchString(a))) return true;
+    }
+    return false;
   }
 
   function chooseContent(doc, strip) {
@@ -105,6 +118,8 @@ const X = (() => {
       if (len < 25) continue;
       const score = 1 + (text.match(/[,，、]/g) || []).length + Math.min(Math.floor(len / 100), 3);
       let a = p.parentElement;
+      // A <div> around just this paragraph is the paragraph (Readability unwraps it): its parent is level 0.
+      for (let c = p; a && a.tagName === 'DIV' && a !== body && a.children.length === 1 && textStats(a).len === textStats(c).len; c = a, a = a.parentElement);
       for (let level = 0; a && level < 5 && a !== doc.documentElement; level++, a = a.parentElement) {
         init(a);
         scores.set(a, scores.get(a) + score / (level === 0 ? 1 : level === 1 ? 2 : level * 3));
@@ -164,7 +179,8 @@ const X = (() => {
     if (weight < 0) return true;
     const { text, len, linkDensity } = textStats(e);
     if ((text.match(/[,，、]/g) || []).length >= 10) return false;
-    const isList = t === 'UL' || t === 'OL';
+    // A container whose text is nearly all lists is judged as a list (Readability does so too).
+    const isList = t === 'UL' || t === 'OL' || listText(e) > 0.9 * len;
     const count = (sel) => e.querySelectorAll(sel).length;
     const p = count('p');
     const img = count('img');
@@ -179,8 +195,18 @@ const X = (() => {
     if (!isList && weight < 25 && linkDensity > 0.2) return true;
     if (weight >= 25 && linkDensity > 0.5) return true;
     if ((embeds === 1 && len < 75) || embeds > 1) return true;
-    if (isList && linkDensity > 0.5 && len < 500 && !e.closest('article,main,[role=main]')) return true;
+    if (isList && linkDensity > 0.5 && (!/^[UO]L$/.test(t) || (len < 500 && !e.closest('article,main,[role=main]')))) return true;
     return false;
+  }
+
+  // How much of `e`'s text is in its lists (a list inside a list counted once).
+  function listText(e) {
+    let n = 0;
+    for (const l of e.querySelectorAll('ul,ol')) {
+      const outer = l.parentElement.closest('ul,ol');
+      if (!outer || !e.contains(outer)) n += textStats(l).len;
+    }
+    return n;
   }
 
   function dataTable(t) {
@@ -461,6 +487,7 @@ const X = (() => {
 
   function extract(opts) {
     const doc = document;
+    veiled = !!doc.body && getComputedStyle(doc.body).visibility === 'hidden';
     const md = metadata(doc);
     let chosen = null;
     // Strict first; when that leaves too little, without stripping unlikely-looking parts.

@@ -1,0 +1,63 @@
+//! `page_extract`'s rules for choosing the content (issue 13 item 3), each on
+//! a small fixture shaped like the real page it was found on (Mozilla
+//! Readability's test pages, `bench/run --extract`): every fixture holds words
+//! only that rule keeps, and furniture that must stay out.
+
+mod common;
+
+use common::{FixtureServer, Lumo};
+use serde_json::json;
+
+/// A fixture, the words its content must keep, the words that must stay out, and the rule.
+struct Case {
+    page: &'static str,
+    keeps: &'static [&'static str],
+    leaves_out: &'static [&'static str],
+    rule: &'static str,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        page: "veiled.html",
+        keeps: &["Veilfirstword", "Veillastword"],
+        leaves_out: &["Displaynoneword", "Home"],
+        rule: "a body hidden by an anti-flicker `visibility: hidden` is read as it will show (display: none still out)",
+    },
+    Case {
+        page: "wrapped-article.html",
+        keeps: &["Wrapfirstword", "Wraplastword"],
+        leaves_out: &["This page was printed"],
+        rule: "a container named like furniture (site_header) that is mostly one <article> is not furniture",
+    },
+    Case {
+        page: "feature-list.html",
+        keeps: &["## Features and tools", "Page Inspector", "Featurelastword", "Get to know the features"],
+        leaves_out: &["Download"],
+        rule: "a container whose text is nearly all a list is judged as a list, not by its link density",
+    },
+    Case {
+        page: "wrapped-paragraph.html",
+        keeps: &["Lorem ipsum", "Atrootword", "## Foo", "Wrappedlastword"],
+        leaves_out: &[],
+        rule: "a <div> around a single paragraph is that paragraph when scoring, so the article around it wins",
+    },
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn page_extract_keeps_the_article_that_each_rule_finds() {
+    let server = FixtureServer::start().await;
+    let lumo = Lumo::start().await;
+    let mut failures = Vec::new();
+    for case in CASES {
+        lumo.open(&server.url(&format!("extract-rules/{}", case.page))).await;
+        let md = lumo.ok("page_extract", json!({})).await.page_text();
+        let body = md.split_once("\n---\n").map(|(_, b)| b).unwrap_or_default();
+        let lost: Vec<_> = case.keeps.iter().filter(|w| !body.contains(*w)).collect();
+        let leaked: Vec<_> = case.leaves_out.iter().filter(|w| body.contains(*w)).collect();
+        if !lost.is_empty() || !leaked.is_empty() {
+            failures.push(format!("{} ({}): lost {lost:?}, leaked {leaked:?}:\n{body}", case.page, case.rule));
+        }
+    }
+    lumo.stop().await;
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
