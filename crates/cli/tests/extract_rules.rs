@@ -41,7 +41,36 @@ const CASES: &[Case] = &[
         leaves_out: &[],
         rule: "a <div> around a single paragraph is that paragraph when scoring, so the article around it wins",
     },
+    Case {
+        page: "download-button.html",
+        keeps: &["Downloadfirstword", "Downloadlastword"],
+        leaves_out: &["Free Download for Windows", "Commentword"],
+        rule: "words inside a link (a download button's spans, class \"download-content\") score nothing",
+    },
+    Case {
+        page: "download-button.html",
+        keeps: &["Chart: [![A \\[bracketed\\] chart]](/gallery/chart)[e"],
+        leaves_out: &["[!\\["],
+        rule: "an image inside a link stays an image in the link's text, its alt escaped once",
+    },
 ];
+
+/// Title and byline as Mozilla Readability reads them when the page has no metadata for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn page_extract_finds_title_and_byline_in_the_page_as_readability_does() {
+    let server = FixtureServer::start().await;
+    let lumo = Lumo::start().await;
+    lumo.open(&server.url("extract-rules/metadata.html")).await;
+    let answer = lumo.ok("page_extract", json!({})).await;
+    let s = answer.structured();
+    // The document's title cut at its last separator only; the others stay as written.
+    assert_eq!(s["title"], "Tide tables | Harbour notes", "{s}");
+    // The menu whose class says "author" is too long for a name as written; the byline's itemprop=name is the name.
+    assert_eq!(s["byline"], "Ada Fieldstone", "{s}");
+    let md = answer.page_text();
+    assert!(!md.contains("staff writer"), "the byline is metadata, not content:\n{md}");
+    lumo.stop().await;
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn page_extract_keeps_the_article_that_each_rule_finds() {
