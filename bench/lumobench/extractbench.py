@@ -139,6 +139,9 @@ async def run_lumo(spec: ServerSpec, cases: list[str], srv: realpages.CspServer,
                     text = "\n".join(c.text for c in res.content if getattr(c, "type", "") == "text")
                     if res.is_error:
                         out[case] = {"error": text[:300]}
+                        if "dialog is open" in text:
+                            # A page's alert() (remove-script-tags): answer it, so the next page starts clear.
+                            await session.call_tool("page_dialog", {"accept": True})
                         continue
                     s = res.structured_content or {}
                     out[case] = {"text": text, "ms": ms, **{f: s.get(f) or None for f in FIELDS}}
