@@ -467,8 +467,13 @@ def lumo_spec(repo: Path, workdir: Path) -> ServerSpec:
     if missing:
         raise RuntimeError(f"the LUMO table in {__file__} calls tools that {GOLDEN_TOOLS} does not list: "
                            f"{missing}; fix the table, or bless the golden file ({GOLDEN_BLESS})")
-    spec = ServerSpec(name="lumo", command=binary, args=args, adapter=LumoAdapter, env=dict(LUMO["env"]),
-                      cwd=workdir)
+    env = dict(LUMO["env"])
+    # lumo's audit log starts empty each run, as on a fresh install: the user's own log
+    # (~/.local/share/lumo) is neither written by the bench nor read at each start-up.
+    data = workdir / "lumo-data"
+    shutil.rmtree(data, ignore_errors=True)
+    env.setdefault("LUMO_DATA_DIR", os.environ.get("LUMO_DATA_DIR") or str(data))
+    spec = ServerSpec(name="lumo", command=binary, args=args, adapter=LumoAdapter, env=env, cwd=workdir)
     if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
         spec.available = False
         spec.why_unavailable = f"no lumo binary at {binary} (build it: cargo build --release, or set LUMO_BIN)"

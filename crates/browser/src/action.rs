@@ -1,18 +1,22 @@
-//! The shape of every action's answer: what happened, where the page is now
-//! when that changed, what changed on the page, and anything now waiting on
-//! the agent (a dialog, a file chooser). Never the whole snapshot again.
+//! What an action leaves behind and how its answer reads: waiting for what it
+//! set off (a navigation, its requests), then what happened, where the page is
+//! now when that changed and what changed on the page. Never the whole
+//! snapshot again. Tab tools reach it only through `tools::tab_tool::on_tab`;
+//! [`open`] is the load a navigation waits for.
 
 use std::future::Future;
 use std::time::Duration;
 
 use serde_json::json;
 
-use crate::error::BrowserError;
+use lumo_protocol::ErrorCode;
+
+use crate::error::{BrowserError, refuse};
 use crate::helper;
 use crate::page::wait_until;
 use crate::session::Live;
 use crate::tab::{Marks, Tab};
-use crate::tool::{Outcome, ToolOutput};
+use crate::tool::ToolOutput;
 
 /// How many change lines an answer carries at most.
 const CHANGE_LINES: u64 = 12;
@@ -26,6 +30,8 @@ const NAVIGATION_START: Duration = Duration::from_millis(60);
 const LATE_NAVIGATION: Duration = Duration::from_millis(300);
 /// How long a navigation started by an action may take to load.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a navigation lumo started ([`open`]) may take to load.
+const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long an answer waits at most for the requests an action started.
 const QUIET_TIMEOUT: Duration = Duration::from_millis(1500);
 
@@ -38,19 +44,45 @@ pub(crate) enum Reach {
     InPlace,
 }
 
-/// Runs `action` on the tab and builds the answer around the sentence it returns.
-pub(crate) async fn act<F>(live: &Live, tab: &Tab, reach: Reach, action: F) -> Outcome
+/// Runs `action` on the tab and builds the answer around what it answered (its
+/// sentence; `page_dialog` adds the dialog's message as page text).
+pub(crate) async fn act<E, F>(live: &Live, tab: &Tab, reach: Reach, action: F) -> Result<ToolOutput, E>
 where
-    F: Future<Output = Result<String, BrowserError>>,
+    F: Future<Output = Result<ToolOutput, E>>,
 {
-    let (before, url, title) = {
+    let (before, url, title, blocked) = {
         let s = tab.state();
-        (s.marks(), s.url.clone(), s.title.clone())
+        (s.marks(), s.url.clone(), s.title.clone(), s.dialog.is_some())
     };
-    let watching = helper::watch(live, tab).await.is_ok();
+    // A dialog blocks page script: there is nothing to watch (the helper would refuse).
+    let watching = !blocked && helper::watch(live, tab).await.is_ok();
     let said = action.await?;
     settle(tab, before, reach).await;
     Ok(describe_outcome(live, tab, said, before, &url, &title, watching).await)
+}
+
+/// Opens `url` in the tab and waits for it to load and settle.
+pub(crate) async fn open(live: &Live, tab: &Tab, url: &str) -> Result<(), BrowserError> {
+    let navigations = {
+        let mut s = tab.state();
+        s.blocked = None;
+        s.navigations
+    };
+    let result = live.call(tab, "Page.navigate", json!({"url": url})).await?;
+    if let Some(error) = result["errorText"].as_str().filter(|e| !e.is_empty()) {
+        // A redirect hop the origin lists refused: say which origin and why.
+        if let Some(why) = tab.state().blocked.take() {
+            return Err(refuse(ErrorCode::Forbidden, format!("Refused: {url} redirected to a refused origin: {why}.")));
+        }
+        return Err(refuse(ErrorCode::OperationFailed, format!("Could not open {url}: {error}")));
+    }
+    // Same-document (fragment) navigations have no loaderId and no load event.
+    if result.get("loaderId").is_some() {
+        wait_until(tab, OPEN_TIMEOUT, |s| (s.navigations != navigations && !s.loading) || s.dialog.is_some()).await;
+    }
+    let now = tab.state().marks();
+    settle(tab, now, Reach::InPlace).await;
+    Ok(())
 }
 
 /// Waits for what an action set off: a navigation to load (a new document or a
@@ -112,18 +144,19 @@ async fn quiet(tab: &Tab) {
 }
 
 /// The answer: lumo's sentence, then where the page is now when that changed,
-/// the title and a few lines of what changed. URLs and titles are the page's
-/// (a URL can carry a token in its fragment): they go in the fenced page part.
-pub(crate) async fn describe_outcome(
+/// the title and a few lines of what changed, after any page text the action
+/// gave. URLs and titles are the page's (a URL can carry a token in its
+/// fragment): they go in the fenced page part.
+async fn describe_outcome(
     live: &Live,
     tab: &Tab,
-    said: String,
+    mut output: ToolOutput,
     before: Marks,
     url: &str,
     title: &str,
     watching: bool,
 ) -> ToolOutput {
-    let mut text = said;
+    let mut text = std::mem::take(&mut output.text);
     let (navigated, now_url, now_title, dialog) = {
         let s = tab.state();
         (s.navigations != before.navigations, s.url.clone(), s.title.clone(), s.dialog.is_some())
@@ -142,7 +175,6 @@ pub(crate) async fn describe_outcome(
         (false, true) => title_of(live, tab, now_title).await,
         (false, false) => String::new(),
     };
-    let mut output = ToolOutput::default();
     if !title.is_empty() {
         page_lines.push(format!("title: {title}"));
     }
@@ -157,7 +189,11 @@ pub(crate) async fn describe_outcome(
     }
     output.text = text;
     if !page_lines.is_empty() {
-        output.page_text = Some(page_lines.join("\n"));
+        let lines = page_lines.join("\n");
+        output.page_text = Some(match output.page_text.take() {
+            Some(said) => format!("{said}\n{lines}"),
+            None => lines,
+        });
     }
     output
 }

@@ -97,6 +97,13 @@ impl ToolOutput {
     }
 }
 
+impl From<String> for ToolOutput {
+    /// An action's sentence: the answer lumo builds around it.
+    fn from(text: String) -> Self {
+        Self::text(text)
+    }
+}
+
 /// Why a tool failed, as the agent reads it: the failure (code and lumo's
 /// message) and, when the page explained it, the page's words (fenced as
 /// untrusted by the gate) and what it answered. Every failure of a tool is an
@@ -186,26 +193,6 @@ impl<C: Send + 'static> Tool<C> {
                 })
             }),
         }
-    }
-
-    /// Adds a step that shapes every successful answer (one place, not every handler).
-    pub(crate) fn after<F, Fut>(mut self, step: F) -> Self
-    where
-        C: Clone,
-        F: Fn(C, ToolOutput) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Outcome> + Send + 'static,
-    {
-        let inner = self.handler.clone();
-        let step = Arc::new(step);
-        self.handler = Arc::new(move |ctx: C, args| {
-            let inner = inner.clone();
-            let step = step.clone();
-            Box::pin(async move {
-                let output = inner(ctx.clone(), args).await?;
-                Ok(step(ctx, output).await?)
-            })
-        });
-        self
     }
 
     /// Marks the tool's output as page content.

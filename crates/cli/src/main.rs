@@ -130,7 +130,7 @@ enum WebmcpCommand {
         /// Wait until at least N tools are registered (up to --wait seconds).
         #[arg(long, value_name = "N", default_value_t = 1)]
         wait_for_tools: usize,
-        /// How long to wait for tools, in seconds.
+        /// How long to wait for tools once the page is open, in seconds.
         #[arg(long, value_name = "SECONDS", default_value_t = 5)]
         wait: u64,
         #[command(flatten)]
@@ -150,7 +150,7 @@ enum WebmcpCommand {
         /// Print the whole result as JSON.
         #[arg(long)]
         json: bool,
-        /// How long to wait for the tool to be registered, in seconds.
+        /// How long to wait for the tool to be registered once the page is open, in seconds.
         #[arg(long, value_name = "SECONDS", default_value_t = 5)]
         wait: u64,
         /// Let a consequential tool run.
@@ -203,7 +203,9 @@ enum NotReady {
 
 /// Opens `url` and waits until the page registered `want` tools (at least one)
 /// and then changed none for [`QUIET`], or `wait` passes. With `tool` it waits
-/// for that tool instead (then briefly for the set to settle).
+/// for that tool instead (then briefly for the set to settle). `wait` counts
+/// from the moment the page is open: starting the browser and loading the page
+/// can take seconds on a busy machine, and the page registers nothing before.
 async fn open_for_webmcp(
     gate: &Gate,
     session: &Session,
@@ -212,13 +214,13 @@ async fn open_for_webmcp(
     tool: Option<&str>,
     wait: std::time::Duration,
 ) -> anyhow::Result<Result<usize, NotReady>> {
-    let deadline = tokio::time::Instant::now() + wait;
     let opened = gate
         .call("browser_navigate", serde_json::json!({"url": url}), tokio_util::sync::CancellationToken::new())
         .await?;
     if opened.is_error {
         return Ok(Err(NotReady::Unsupported(format!("could not open {url}: {}", opened.text))));
     }
+    let deadline = tokio::time::Instant::now() + wait;
     let available =
         session.webmcp_available().await.map_err(|e| anyhow::anyhow!(lumo_browser::ToolError::from(e).message))?;
     if !available {
@@ -439,8 +441,9 @@ async fn main() -> anyhow::Result<()> {
             browser.relay = bridge.as_ref().map(|b| b.relay().connection().clone());
             // Listen before anything starts, so a signal never finds the default (exit at once) in place.
             let mut stop = StopSignals::listen()?;
-            // Profiles and bridge folders left by a lumo that was killed (its browser died with it).
-            lumo_cdp::sweep_stale_temp_dirs();
+            // Profiles and bridge folders left by a lumo that was killed (its browser died with it),
+            // swept beside start-up: a full temporary folder should not delay the first answer.
+            tokio::task::spawn_blocking(lumo_cdp::sweep_stale_temp_dirs);
             let origins = gate_args.initial_origins(&browser.origin_lists())?;
             // A bad extractor definition stops lumo at start, naming the file and the field.
             lumo_browser::extractors::load(&browser.extractor_dirs())?;

@@ -321,8 +321,12 @@ async fn webmcp_list_waits_for_late_registrations_and_counts_the_missing() {
     let mut names: Vec<&str> = tools.as_array().into_iter().flatten().filter_map(|t| t["name"].as_str()).collect();
     names.sort();
     assert_eq!(names, ["t0a", "t0b", "t100", "t1500", "t600a", "t600b"], "{stderr}");
-    // Seven expected, six registered: say so, not "unsupported".
-    let (code, stdout, stderr) = lumo_cli(&["webmcp", "list", &url, "--wait-for-tools", "7", "--wait", "3"]).await;
+    // Seven expected, six registered: say so, not "unsupported". The page takes
+    // longer to load (3.5 s) than --wait: the wait counts from when the page is
+    // open, not from lumo's start (a browser slow to start or a page slow to load
+    // used to eat the wait, and the late tools went missing).
+    let slow = format!("{url}?delay=3500");
+    let (code, stdout, stderr) = lumo_cli(&["webmcp", "list", &slow, "--wait-for-tools", "7", "--wait", "3"]).await;
     assert_eq!(code, 2, "{stdout}\n{stderr}");
     assert!(stderr.contains("registered 6 of the 7 expected") && !stderr.contains("unsupported"), "{stderr}");
 }

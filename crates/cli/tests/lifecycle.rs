@@ -347,6 +347,11 @@ async fn sigkill_takes_the_browser_along_and_the_next_lumo_sweeps_the_profile() 
     assert!(profile.exists(), "a killed lumo cannot remove its profile (the next one sweeps it)");
 
     let next = StdioLumo::start(tmp.path(), &[]).await;
+    // The sweep runs beside start-up (it never delays the first answer): give it a moment.
+    let swept = Instant::now();
+    while profile.exists() && swept.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert!(!profile.exists(), "the next lumo swept the profile of the killed one as it started");
     next.call_ok("browser_navigate", json!({"url": fixtures.url("login.html")})).await;
     assert!(foreign.is_dir() && other.is_dir(), "folders without a dead lumo's owner file are left alone");

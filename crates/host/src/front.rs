@@ -34,7 +34,7 @@ use lumo_browser::PageBindings;
 
 use crate::caller::CallContext;
 use crate::fence::explanation;
-use crate::gate::{CallError, ConfirmRequest, Confirmation, Confirmer, Gate, GateOutput};
+use crate::gate::{Call, CallError, ConfirmRequest, Confirmation, Confirmer, Gate, GateOutput};
 
 /// How long the user has to answer a confirmation.
 const CONFIRM_TIMEOUT: Duration = Duration::from_secs(300);
@@ -224,9 +224,16 @@ impl ServerHandler for LumoServer {
         let confirm = elicitation_confirmer(context.peer.clone());
         let (bindings, browser) = (self.bindings_for(&context), self.browser_for(&context));
         let caller = caller_of(&context);
-        let call =
-            self.gate.call_in(&browser, &caller, &bindings, &request.name, args, context.ct.clone(), Some(confirm));
-        match call.await {
+        let call = Call {
+            browser: &browser,
+            caller: &caller,
+            bindings: &bindings,
+            name: &request.name,
+            args,
+            cancel: context.ct.clone(),
+            confirm: Some(confirm),
+        };
+        match self.gate.call_in(call).await {
             Ok(output) => Ok(to_mcp_result(output).into()),
             Err(e @ CallError::UnknownTool(_)) => Err(ErrorData::invalid_params(e.to_string(), None)),
         }

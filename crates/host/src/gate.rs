@@ -142,6 +142,27 @@ struct RateWindow {
     limiter: Option<RateLimiter<String>>,
 }
 
+/// One call as the gate runs it: who asks, in which MCP session and browser,
+/// which tool with what, and how the call may be ended or confirmed.
+pub struct Call<'a> {
+    /// The browser handle the tools act in: the shared one, or an isolated MCP
+    /// session's own browser context.
+    pub browser: &'a Arc<lumo_browser::Session>,
+    /// Who asks: its rate window and its audit records.
+    pub caller: &'a CallContext,
+    /// The page tools the caller's MCP session was shown (a page tool runs only
+    /// if that session listed it, and it is still that registration).
+    pub bindings: &'a Arc<PageBindings>,
+    /// The tool named.
+    pub name: &'a str,
+    /// Its arguments (null is no arguments).
+    pub args: Value,
+    /// Ends the call when the client cancels it.
+    pub cancel: CancellationToken,
+    /// Asks the user before a consequential tool runs; `None`: the client cannot ask.
+    pub confirm: Option<Confirmer>,
+}
+
 impl Gate {
     /// A gate over `catalog`.
     pub fn new(catalog: Catalog) -> Self {
@@ -327,28 +348,19 @@ impl Gate {
         confirm: Option<Confirmer>,
     ) -> Result<GateOutput, CallError> {
         let browser = self.catalog.session().clone();
-        self.call_in(&browser, caller, bindings, name, args, cancel, confirm).await
+        self.call_in(Call { browser: &browser, caller, bindings, name, args, cancel, confirm }).await
     }
 
-    /// [`Gate::call_as`] on the browser handle `browser` (an isolated MCP
-    /// session's own browser context, [`lumo_browser::Session::isolated`]):
-    /// the tools see and act on that handle's tabs only.
-    #[allow(clippy::too_many_arguments)] // call_as's context plus the browser handle
-    pub async fn call_in(
-        &self,
-        browser: &Arc<lumo_browser::Session>,
-        caller: &CallContext,
-        bindings: &Arc<PageBindings>,
-        name: &str,
-        args: Value,
-        cancel: CancellationToken,
-        confirm: Option<Confirmer>,
-    ) -> Result<GateOutput, CallError> {
+    /// Runs `call` (on its browser handle: an isolated MCP session's own
+    /// browser context, [`lumo_browser::Session::isolated`], sees and acts on
+    /// that handle's tabs only). The call is audited however it ends.
+    pub async fn call_in(&self, call: Call<'_>) -> Result<GateOutput, CallError> {
         let (started, at_ms) = (Instant::now(), crate::audit::now_ms());
-        let args = if args.is_null() { Value::Object(Default::default()) } else { args };
+        let args = if call.args.is_null() { Value::Object(Default::default()) } else { call.args };
         let params_hash = lumo_protocol::params_hash(&args).map(|h| h.to_string()).unwrap_or_default();
+        let (browser, caller, name) = (call.browser, call.caller, call.name);
         let mut trail = Trail::default();
-        let result = self.run(browser, caller, bindings, name, args, cancel, confirm, &mut trail).await;
+        let result = self.run(Call { args, ..call }, &mut trail).await;
         let result = result.map(|out| self.shape(out, trail.shaping));
         if let Some(audit) = &self.audit {
             let target = match trail.target.take() {
@@ -394,18 +406,8 @@ impl Gate {
         })
     }
 
-    #[allow(clippy::too_many_arguments)] // one call's whole context, passed down once
-    async fn run(
-        &self,
-        browser: &Arc<lumo_browser::Session>,
-        caller: &CallContext,
-        bindings: &Arc<PageBindings>,
-        name: &str,
-        args: Value,
-        cancel: CancellationToken,
-        confirm: Option<Confirmer>,
-        trail: &mut Trail,
-    ) -> Result<GateOutput, CallError> {
+    async fn run(&self, call: Call<'_>, trail: &mut Trail) -> Result<GateOutput, CallError> {
+        let Call { browser, caller, bindings, name, args, cancel, confirm } = call;
         let resolved = self
             .catalog
             .resolve(browser, name, args, bindings)

@@ -40,7 +40,9 @@ pub use audit::{
 pub use caller::CallContext;
 pub use catalog::Catalog;
 pub use front::{LumoServer, serve_stdio};
-pub use gate::{CallError, ConfirmMode, ConfirmRequest, Confirmation, Confirmer, Gate, GateOutput, UNTRUSTED_KEY};
+pub use gate::{
+    Call, CallError, ConfirmMode, ConfirmRequest, Confirmation, Confirmer, Gate, GateOutput, UNTRUSTED_KEY,
+};
 pub use http::{HttpError, HttpOptions, serve_http};
 pub use policy::ToolGroup;
 pub use sessions::{SessionLimits, Sessions, SessionsError};

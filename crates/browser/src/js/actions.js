@@ -19,7 +19,7 @@ function point(e) {
   const y = r.top + r.height / 2;
   let covered = null;
   const hit = e.ownerDocument.elementFromPoint(x, y);
-  if (hit && hit !== e && !e.contains(hit) && !hit.contains(e) && !(e.labels && Array.from(e.labels).some((l) => l.contains(hit)))) {
+  if (hit && hit !== e && !e.contains(hit) && !hit.contains(e) && !labelsOf(e).some((l) => l.contains(hit))) {
     let shadowHit = hit;
     while (shadowHit && shadowHit.shadowRoot) {
       const inner = shadowHit.shadowRoot.elementFromPoint(x, y);

@@ -46,6 +46,7 @@ function run(table, method, p, n, args) {
   const f = table[method];
   if (!f) throw new Error('lumo helper has no method ' + method);
   const first = numberFrom(p, n);
+  forgetLabels();
   const value = f(...args);
   return { value, refs: [first, next] };
 }

@@ -10,7 +10,8 @@ function gather(q) {
   const out = [];
   const all = [];
   (function collect(root) {
-    const tw = (root.ownerDocument || root).createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+    // Subtrees the snapshot leaves out (aria-hidden, hidden, scripts…) are not found either.
+    const tw = (root.ownerDocument || root).createTreeWalker(root, NodeFilter.SHOW_ELEMENT, renderedOnly);
     for (let n = tw.currentNode; n; n = tw.nextNode()) {
       if (n.nodeType !== 1) continue;
       all.push(n);
@@ -24,7 +25,7 @@ function gather(q) {
       // Cheap prefilter: a name or value can only match if the text or a naming attribute has the needle.
       const cheap = (e.textContent + ' ' + (e.getAttribute('aria-label') || '') + ' ' + (e.getAttribute('placeholder') || '') + ' ' +
         (e.getAttribute('title') || '') + ' ' + (e.getAttribute('alt') || '') + ' ' + (e.value || '')).toLowerCase();
-      if (!cheap.includes(needle) && !e.hasAttribute('aria-labelledby') && !(e.labels && e.labels.length)) continue;
+      if (!cheap.includes(needle) && !e.hasAttribute('aria-labelledby') && !labelsOf(e).length) continue;
     }
     const role = roleOf(e);
     const interactive = isInteractive(e, role);

@@ -79,10 +79,14 @@ function isInteractive(e, role) {
   return false;
 }
 
+// Elements with the form states (disabled, required, read-only) as properties.
+const FORM_TAGS = new Set(['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON', 'FIELDSET', 'OPTION', 'OPTGROUP']);
+
 function states(e, role) {
   const out = [];
+  const form = FORM_TAGS.has(e.tagName);
   if (role === 'heading') out.push('level=' + (e.getAttribute('aria-level') || e.tagName.slice(1)));
-  if (e.disabled || e.getAttribute('aria-disabled') === 'true') out.push('disabled');
+  if ((form && e.disabled) || e.getAttribute('aria-disabled') === 'true') out.push('disabled');
   if (role === 'checkbox' || role === 'radio' || role === 'switch' || role.startsWith('menuitem')) {
     const c = e.checked !== undefined && e.tagName === 'INPUT' ? e.checked : e.getAttribute('aria-checked') === 'true';
     if (c) out.push('checked');
@@ -91,8 +95,8 @@ function states(e, role) {
   if (exp !== null) out.push(exp === 'true' ? 'expanded' : 'collapsed');
   if (e.tagName === 'DETAILS') out.push(e.open ? 'expanded' : 'collapsed');
   if (e.getAttribute('aria-selected') === 'true' || (e.tagName === 'OPTION' && e.selected)) out.push('selected');
-  if (e.required) out.push('required');
-  if (e.readOnly && (e.tagName === 'INPUT' || e.tagName === 'TEXTAREA')) out.push('readonly');
+  if (form && e.required) out.push('required');
+  if (form && e.readOnly && (e.tagName === 'INPUT' || e.tagName === 'TEXTAREA')) out.push('readonly');
   if (e === e.ownerDocument.activeElement && e.tagName !== 'BODY') out.push('focused');
   return out;
 }

@@ -19,7 +19,8 @@ const NEVER_RENDERED = 'script,style,template,noscript,[hidden],[aria-hidden=tru
 const unrendered = (n) => SKIP.has(n.tagName) || n.hasAttribute('hidden') || n.getAttribute('aria-hidden') === 'true';
 const renderedOnly = { acceptNode: (n) => (n.nodeType === 1 && unrendered(n) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT) };
 function plainText(e) {
-  if (!e.querySelector || !e.querySelector(NEVER_RENDERED)) return e.textContent || '';
+  // Most names are one text node (a link, a button): no descendants to leave out.
+  if (!e.firstElementChild || !e.querySelector(NEVER_RENDERED)) return e.textContent || '';
   let out = '';
   const tw = e.ownerDocument.createTreeWalker(e, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, renderedOnly);
   for (let n = tw.nextNode(); n; n = tw.nextNode()) if (n.nodeType === 3) out += n.data;

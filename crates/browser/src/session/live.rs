@@ -175,7 +175,16 @@ impl Live {
         };
         let created = self.cdp.call("Target.createTarget", params, None).await?;
         let target = created["targetId"].as_str().unwrap_or_default().to_string();
-        let tab = self.attach(&target, context.as_deref().unwrap_or_default()).await?;
+        // The default context has an id too, and the event pump may attach this tab
+        // first under it: both must book the tab to the same context.
+        let context = match context {
+            Some(context) => context,
+            None => {
+                let info = self.cdp.call("Target.getTargetInfo", json!({"targetId": target}), None).await?;
+                info["targetInfo"]["browserContextId"].as_str().unwrap_or_default().to_string()
+            }
+        };
+        let tab = self.attach(&target, &context).await?;
         self.select(scope, &tab.target_id);
         Ok(tab)
     }

@@ -126,39 +126,41 @@ async fn console(session: Ctx, args: ConsoleArgs) -> Outcome {
             Level::Debug => "debug",
         })
     });
-    let OnTab { live: _, tab, .. } = on_tab(&session, TabUse::UNLOCKED).await?;
-    let (total, lines) = {
-        let mut s = tab.state();
-        let page_origin = origin(&s.url).map(str::to_string);
-        let matching: Vec<&ConsoleEntry> = s.console.iter().filter(|e| rank(&e.level) >= min).collect();
-        let total = matching.len();
-        // Newest last; identical neighbours fold into one line with a count.
-        let mut lines: Vec<(String, usize)> = Vec::new();
-        for entry in &matching[total.saturating_sub(limit)..] {
-            let line = console_line(entry, page_origin.as_deref());
-            match lines.last_mut() {
-                Some((last, n)) if *last == line => *n += 1,
-                _ => lines.push((line, 1)),
+    on_tab(&session, TabUse::UNLOCKED, |OnTab { tab, .. }| async move {
+        let (total, lines) = {
+            let mut s = tab.state();
+            let page_origin = origin(&s.url).map(str::to_string);
+            let matching: Vec<&ConsoleEntry> = s.console.iter().filter(|e| rank(&e.level) >= min).collect();
+            let total = matching.len();
+            // Newest last; identical neighbours fold into one line with a count.
+            let mut lines: Vec<(String, usize)> = Vec::new();
+            for entry in &matching[total.saturating_sub(limit)..] {
+                let line = console_line(entry, page_origin.as_deref());
+                match lines.last_mut() {
+                    Some((last, n)) if *last == line => *n += 1,
+                    _ => lines.push((line, 1)),
+                }
             }
-        }
+            if args.clear {
+                s.console.clear();
+            }
+            (total, lines)
+        };
+        let filter = if min > 0 { " at that level or above" } else { "" };
+        let mut text = match total {
+            0 => format!("No console messages{filter}."),
+            n if n > limit => format!("Last {limit} of {n} console messages{filter}, newest last:"),
+            n => format!("{n} console message{}{filter}, newest last:", if n == 1 { "" } else { "s" }),
+        };
         if args.clear {
-            s.console.clear();
+            text.push_str(" (log cleared)");
         }
-        (total, lines)
-    };
-    let filter = if min > 0 { " at that level or above" } else { "" };
-    let mut text = match total {
-        0 => format!("No console messages{filter}."),
-        n if n > limit => format!("Last {limit} of {n} console messages{filter}, newest last:"),
-        n => format!("{n} console message{}{filter}, newest last:", if n == 1 { "" } else { "s" }),
-    };
-    if args.clear {
-        text.push_str(" (log cleared)");
-    }
-    let body: Vec<String> =
-        lines.into_iter().map(|(line, n)| if n > 1 { format!("{line} ×{n}") } else { line }).collect();
-    let out = ToolOutput::text(text);
-    Ok(if body.is_empty() { out } else { out.with_page_text(body.join("\n")) })
+        let body: Vec<String> =
+            lines.into_iter().map(|(line, n)| if n > 1 { format!("{line} ×{n}") } else { line }).collect();
+        let out = ToolOutput::text(text);
+        Ok(if body.is_empty() { out } else { out.with_page_text(body.join("\n")) })
+    })
+    .await
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -250,23 +252,25 @@ async fn evaluate(session: Ctx, args: EvaluateArgs) -> Outcome {
     if let Some(r) = &args.target {
         check_ref(r)?;
     }
-    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::SCRIPT).await?;
-    let result = run(&live, &tab, &args).await;
-    let shown = match result {
-        Ok(Some(result)) => present(&live, &tab, &result, max_bytes).await,
-        Ok(None) => Ok(None),
-        Err(e) => Err(e),
-    };
-    if tab.state().dialog.is_none() {
-        // Best effort: the objects only live until the next navigation anyway.
-        let _ = live.call(&tab, "Runtime.releaseObjectGroup", json!({"objectGroup": GROUP})).await;
-    }
-    let Some((kind, body)) = shown? else {
-        let text = "The code opened a dialog, which blocks the page; its result is lost.".to_string();
-        return Ok(ToolOutput::text(text));
-    };
-    let text = format!("Result ({kind}):");
-    Ok(ToolOutput::text(text).with_page_text(body))
+    on_tab(&session, TabUse::SCRIPT, |OnTab { live, tab }| async move {
+        let result = run(&live, &tab, &args).await;
+        let shown = match result {
+            Ok(Some(result)) => present(&live, &tab, &result, max_bytes).await,
+            Ok(None) => Ok(None),
+            Err(e) => Err(e),
+        };
+        if tab.state().dialog.is_none() {
+            // Best effort: the objects only live until the next navigation anyway.
+            let _ = live.call(&tab, "Runtime.releaseObjectGroup", json!({"objectGroup": GROUP})).await;
+        }
+        let Some((kind, body)) = shown? else {
+            let text = "The code opened a dialog, which blocks the page; its result is lost.".to_string();
+            return Ok(ToolOutput::text(text));
+        };
+        let text = format!("Result ({kind}):");
+        Ok(ToolOutput::text(text).with_page_text(body))
+    })
+    .await
 }
 
 /// Runs the code in the page's main world; `None` when a dialog interrupted it.

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::tab_tool::Ctx;
+use super::tab_tool::{Ctx, OnTab, TabUse, on_tab};
 use crate::extractors::{self, Extractor, url_matches};
 use crate::helper::{frame_owner, reader};
 use crate::page::child_frames;
@@ -64,12 +64,20 @@ async fn extract(session: Ctx, args: ExtractArgs) -> ToolResult {
         })?),
         None => None,
     };
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+    on_tab(&session, TabUse::PAGE, |on| extract_on(on, all, chosen, max_bytes, args.offset)).await
+}
+
+async fn extract_on(
+    OnTab { live, tab }: OnTab,
+    all: Vec<Extractor>,
+    chosen: Option<Extractor>,
+    max_bytes: usize,
+    offset: usize,
+) -> ToolResult {
     let url = tab.state().url.clone();
     match chosen {
-        Some(ext) => with_extractor(&live, &tab, &url, &ext, max_bytes, args.offset).await,
-        None => markdown(&live, &tab, &url, &all, max_bytes, args.offset).await,
+        Some(ext) => with_extractor(&live, &tab, &url, &ext, max_bytes, offset).await,
+        None => markdown(&live, &tab, &url, &all, max_bytes, offset).await,
     }
 }
 

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::tab_tool::{Ctx, OnTab, TabUse, on_tab};
-use crate::action::{Reach, act};
+use crate::action::Reach;
 use crate::error::refuse;
 use crate::helper::{self, element};
 use crate::page::check_ref;
@@ -61,20 +61,20 @@ async fn upload(session: Ctx, args: UploadArgs) -> Outcome {
     }
     let names: Vec<&str> =
         args.paths.iter().map(|p| Path::new(p).file_name().and_then(|n| n.to_str()).unwrap_or(p)).collect();
-    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
-    let chooser = tab.state().file_chooser.clone();
-    let count = args.paths.len();
-    let several = |multiple: bool| {
-        if count > 1 && !multiple {
-            Err(refuse(ErrorCode::InvalidArguments, format!("paths: {count} files given, but it takes one")))
-        } else {
-            Ok(())
-        }
-    };
-    match (chooser, &args.target) {
-        (Some(chooser), _) => {
-            several(chooser.multiple)?;
-            act(&live, &tab, Reach::InPlace, async {
+    let args = &args;
+    on_tab(&session, TabUse::PAGE.settling(Reach::InPlace), |OnTab { live, tab }| async move {
+        let chooser = tab.state().file_chooser.clone();
+        let count = args.paths.len();
+        let several = |multiple: bool| {
+            if count > 1 && !multiple {
+                Err(refuse(ErrorCode::InvalidArguments, format!("paths: {count} files given, but it takes one")))
+            } else {
+                Ok(())
+            }
+        };
+        match (chooser, &args.target) {
+            (Some(chooser), _) => {
+                several(chooser.multiple)?;
                 live.call(
                     &tab,
                     "DOM.setFileInputFiles",
@@ -83,11 +83,8 @@ async fn upload(session: Ctx, args: UploadArgs) -> Outcome {
                 .await?;
                 tab.state().file_chooser = None;
                 Ok(format!("Chose {count} file(s) in the file chooser: {}.", names.join(", ")))
-            })
-            .await
-        }
-        (None, Some(r)) => {
-            act(&live, &tab, Reach::InPlace, async {
+            }
+            (None, Some(r)) => {
                 let object = element(&live, &tab, r).await?;
                 let input = helper::file_input(&live, &tab, &object).await?;
                 several(input.multiple)?;
@@ -98,12 +95,12 @@ async fn upload(session: Ctx, args: UploadArgs) -> Outcome {
                 )
                 .await?;
                 Ok(format!("Chose {count} file(s) for {r}: {}.", names.join(", ")))
-            })
-            .await
+            }
+            (None, None) => Err(refuse(
+                ErrorCode::InvalidArguments,
+                "ref: no file chooser is open; give the ref of an <input type=file>, or click the upload button first",
+            )),
         }
-        (None, None) => Err(refuse(
-            ErrorCode::InvalidArguments,
-            "ref: no file chooser is open; give the ref of an <input type=file>, or click the upload button first",
-        )),
-    }
+    })
+    .await
 }

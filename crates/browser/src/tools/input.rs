@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::tab_tool::{Ctx, OnTab, TabUse, on_tab};
-use crate::action::{Reach, act};
+use crate::action::Reach;
 use crate::error::{BrowserError, refuse};
 use crate::helper::{self, Element, FieldKind, Selection, element, viewport_offset};
 use crate::page::wait_until;
@@ -158,8 +158,7 @@ async fn mouse(
 }
 
 async fn click(session: Ctx, args: ClickArgs) -> Outcome {
-    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
-    act(&live, &tab, Reach::MayNavigate, async {
+    on_tab(&session, TabUse::PAGE.settling(Reach::MayNavigate), |OnTab { live, tab }| async move {
         let t = target(&live, &tab, &args.target).await?;
         let bits = modifier_bits(&args.modifiers);
         mouse(&live, &tab, "mouseMoved", (t.x, t.y), args.button, 0, bits).await?;
@@ -188,8 +187,7 @@ struct RefArgs {
 }
 
 async fn hover(session: Ctx, args: RefArgs) -> Outcome {
-    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
-    act(&live, &tab, Reach::InPlace, async {
+    on_tab(&session, TabUse::PAGE.settling(Reach::InPlace), |OnTab { live, tab }| async move {
         let t = target(&live, &tab, &args.target).await?;
         mouse(&live, &tab, "mouseMoved", (t.x, t.y), Button::Left, 0, 0).await?;
         Ok(format!("Hovered {}.", t.name))
@@ -207,8 +205,7 @@ struct DragArgs {
 }
 
 async fn drag(session: Ctx, args: DragArgs) -> Outcome {
-    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
-    act(&live, &tab, Reach::InPlace, async {
+    on_tab(&session, TabUse::PAGE.settling(Reach::InPlace), |OnTab { live, tab }| async move {
         let from = target(&live, &tab, &args.from).await?;
         // HTML5 drag and drop (draggable elements) does not follow synthetic mouse
         // moves: have Chromium hand the drag over, then drop it ourselves.
@@ -298,8 +295,8 @@ async fn type_into(live: &Live, tab: &Tab, object: &Element, text: &str, append:
 }
 
 async fn type_text(session: Ctx, args: TypeArgs) -> Outcome {
-    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
-    act(&live, &tab, if args.submit { Reach::MayNavigate } else { Reach::InPlace }, async {
+    let reach = if args.submit { Reach::MayNavigate } else { Reach::InPlace };
+    on_tab(&session, TabUse::PAGE.settling(reach), |OnTab { live, tab }| async move {
         let object = element(&live, &tab, &args.target).await?;
         let name = type_into(&live, &tab, &object, &args.text, args.append).await?;
         if args.submit {
@@ -343,8 +340,7 @@ async fn fill_form(session: Ctx, args: FillArgs) -> Outcome {
     if args.fields.is_empty() {
         return Err(refuse(ErrorCode::InvalidArguments, "fields: give at least one field"));
     }
-    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
-    act(&live, &tab, Reach::InPlace, async {
+    on_tab(&session, TabUse::PAGE.settling(Reach::InPlace), |OnTab { live, tab }| async move {
         let mut done = Vec::new();
         for (i, field) in args.fields.iter().enumerate() {
             let object = element(&live, &tab, &field.target).await.map_err(|e| at_field(i, e))?;
@@ -415,8 +411,7 @@ async fn select(session: Ctx, args: SelectArgs) -> Outcome {
     if args.values.is_empty() {
         return Err(refuse(ErrorCode::InvalidArguments, "values: give at least one option"));
     }
-    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
-    act(&live, &tab, Reach::InPlace, async {
+    on_tab(&session, TabUse::PAGE.settling(Reach::InPlace), |OnTab { live, tab }| async move {
         let object = element(&live, &tab, &args.target).await?;
         select_options(&live, &tab, &object, &args.values).await
     })
@@ -466,8 +461,10 @@ async fn set_checked(live: &Live, tab: &Tab, r: &str, want: bool) -> Result<Stri
 }
 
 async fn check(session: Ctx, args: CheckArgs) -> Outcome {
-    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
-    act(&live, &tab, Reach::InPlace, set_checked(&live, &tab, &args.target, args.checked)).await
+    on_tab(&session, TabUse::PAGE.settling(Reach::InPlace), |OnTab { live, tab }| async move {
+        set_checked(&live, &tab, &args.target, args.checked).await
+    })
+    .await
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -595,8 +592,7 @@ async fn press_chord(live: &Live, tab: &Tab, chord: &Chord) -> Result<(), Browse
 
 async fn press_key(session: Ctx, args: KeyArgs) -> Outcome {
     let chord = parse_chord(&args.key)?;
-    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
-    act(&live, &tab, Reach::MayNavigate, async {
+    on_tab(&session, TabUse::PAGE.settling(Reach::MayNavigate), |OnTab { live, tab }| async move {
         let mut on = String::new();
         if let Some(r) = &args.target {
             let object = element(&live, &tab, r).await?;
@@ -634,8 +630,6 @@ async fn scroll(session: Ctx, args: ScrollArgs) -> Outcome {
     if args.target.is_none() && args.dx.is_none() && args.dy.is_none() && args.to.is_none() {
         return Err(refuse(ErrorCode::InvalidArguments, "give ref, dx/dy or to"));
     }
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
     let how = helper::Scroll {
         dx: args.dx.unwrap_or(0.0),
         dy: args.dy.unwrap_or(0.0),
@@ -645,7 +639,7 @@ async fn scroll(session: Ctx, args: ScrollArgs) -> Outcome {
         }),
         into_view: args.target.is_some() && args.dx.is_none() && args.dy.is_none() && args.to.is_none(),
     };
-    act(&live, &tab, Reach::InPlace, async {
+    on_tab(&session, TabUse::PAGE.settling(Reach::InPlace), |OnTab { live, tab }| async move {
         let said = match &args.target {
             Some(r) => {
                 let object = element(&live, &tab, r).await?;

@@ -18,7 +18,7 @@ mod webmcp;
 
 pub use webmcp::{Routed, is_page_tool_call, route};
 
-use tab_tool::{Ctx, refuse_unreadable, with_notices};
+use tab_tool::Ctx;
 
 /// Every built-in tool, in a deterministic order (families, then as listed).
 pub fn builtin_tools() -> Vec<Tool<Ctx>> {
@@ -38,7 +38,5 @@ pub fn builtin_tools() -> Vec<Tool<Ctx>> {
     ]
     .into_iter()
     .flatten()
-    .map(|tool| if tool.spec.name == "browser_tabs" { tool } else { tool.after(refuse_unreadable) })
-    .map(|tool| tool.after(with_notices))
     .collect()
 }

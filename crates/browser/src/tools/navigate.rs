@@ -7,11 +7,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::tab_tool::{Ctx, OnTab, TabUse, on_tab};
-use crate::action::{Reach, act, settle};
-use crate::error::{BrowserError, refuse};
-use crate::page::wait_until;
-use crate::session::Live;
+use super::tab_tool::{Ctx, OnTab, Page, TabUse, off_tab, on_tab};
+use crate::action::{Reach, open};
+use crate::error::refuse;
+use crate::session::{Live, Session};
 use crate::tab::Tab;
 use crate::tool::{Hints, Outcome, Tool, ToolOutput, fail};
 
@@ -48,16 +47,22 @@ enum Go {
 }
 
 async fn navigate(session: Ctx, args: NavigateArgs) -> Outcome {
-    // A tab on a page lumo does not read may still be taken elsewhere.
-    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::NAVIGATE).await?;
-    match (&args.url, args.go) {
-        (Some(url), None) => {
-            let url = session.policy.check_open(url)?;
-            goto(&live, &tab, &url).await?;
-            Ok(landed(&live, &tab, "Opened").await)
-        }
-        (None, Some(go)) => {
-            act(&live, &tab, Reach::MayNavigate, async {
+    // A tab on a page lumo does not read may still be taken elsewhere. History
+    // moves are actions (what they set off is waited for and described); opening
+    // a URL waits for its load itself.
+    let how = match (&args.url, args.go) {
+        (None, Some(_)) => TabUse::NAVIGATE.settling(Reach::MayNavigate),
+        _ => TabUse::NAVIGATE,
+    };
+    let policy = &session.policy;
+    on_tab(&session, how, |OnTab { live, tab }| async move {
+        match (&args.url, args.go) {
+            (Some(url), None) => {
+                let url = policy.check_open(url)?;
+                open(&live, &tab, &url).await?;
+                Ok(landed(&live, &tab, "Opened").await)
+            }
+            (None, Some(go)) => {
                 match go {
                     Go::Reload => {
                         live.call(&tab, "Page.reload", json!({})).await?;
@@ -77,53 +82,25 @@ async fn navigate(session: Ctx, args: NavigateArgs) -> Outcome {
                             ));
                         };
                         // History may hold a page lumo would not open (an attached browser's own).
-                        session.policy.check_open(entry["url"].as_str().unwrap_or_default())?;
+                        policy.check_open(entry["url"].as_str().unwrap_or_default())?;
                         live.call(&tab, "Page.navigateToHistoryEntry", json!({"entryId": entry["id"]})).await?;
                     }
                 }
-                Ok(match go {
+                Ok(ToolOutput::text(match go {
                     Go::Back => "Went back.",
                     Go::Forward => "Went forward.",
                     Go::Reload => "Reloaded.",
-                }
-                .to_string())
-            })
-            .await
+                }))
+            }
+            _ => Err(refuse(ErrorCode::InvalidArguments, "give exactly one of url or go")),
         }
-        _ => Err(refuse(ErrorCode::InvalidArguments, "give exactly one of url or go")),
-    }
-}
-
-/// Opens `url` in the tab and waits for it to load and settle.
-async fn goto(live: &Live, tab: &Tab, url: &str) -> Result<(), BrowserError> {
-    let navigations = {
-        let mut s = tab.state();
-        s.blocked = None;
-        s.navigations
-    };
-    let result = live.call(tab, "Page.navigate", json!({"url": url})).await?;
-    if let Some(error) = result["errorText"].as_str().filter(|e| !e.is_empty()) {
-        // A redirect hop the origin lists refused: say which origin and why.
-        if let Some(why) = tab.state().blocked.take() {
-            return Err(refuse(ErrorCode::Forbidden, format!("Refused: {url} redirected to a refused origin: {why}.")));
-        }
-        return Err(refuse(ErrorCode::OperationFailed, format!("Could not open {url}: {error}")));
-    }
-    // Same-document (fragment) navigations have no loaderId and no load event.
-    if result.get("loaderId").is_some() {
-        wait_until(tab, Duration::from_secs(30), |s| {
-            (s.navigations != navigations && !s.loading) || s.dialog.is_some()
-        })
-        .await;
-    }
-    let now = tab.state().marks();
-    settle(tab, now, Reach::InPlace).await;
-    Ok(())
+    })
+    .await
 }
 
 /// The answer after a navigation: where we are. The URL and title are the page's
 /// (a redirect or a script chose them; a fragment can hold a token): page data.
-async fn landed(live: &crate::session::Live, tab: &crate::tab::Tab, verb: &str) -> ToolOutput {
+async fn landed(live: &Live, tab: &Tab, verb: &str) -> ToolOutput {
     let title = live
         .call(tab, "Runtime.evaluate", json!({"expression": "document.title", "returnByValue": true}))
         .await
@@ -156,6 +133,11 @@ enum TabAction {
 }
 
 async fn tabs(session: Ctx, args: TabsArgs) -> Outcome {
+    // It lists tabs whatever they show: the way off a page lumo does not read.
+    off_tab(&session, Page::Any, list_tabs(&session, args)).await
+}
+
+async fn list_tabs(session: &Session, args: TabsArgs) -> Outcome {
     let live = session.live().await?;
     // Only this handle's own tabs (its browser context): never another client's.
     let scope = session.scope;
@@ -181,7 +163,7 @@ async fn tabs(session: Ctx, args: TabsArgs) -> Outcome {
             // starts loading before the tab's events are on, and its load can go unseen.
             let tab = live.new_tab(scope, "about:blank").await?;
             if url != "about:blank" {
-                goto(&live, &tab, &url).await?;
+                open(&live, &tab, &url).await?;
             }
         }
         TabAction::Select => {
@@ -246,12 +228,14 @@ async fn resize(session: Ctx, args: ResizeArgs) -> Outcome {
             return Err(refuse(ErrorCode::InvalidArguments, format!("{field}: {value} is outside 100–10000")));
         }
     }
-    let OnTab { live, tab, .. } = on_tab(&session, TabUse::UNLOCKED).await?;
-    live.call(
-        &tab,
-        "Emulation.setDeviceMetricsOverride",
-        json!({"width": args.width, "height": args.height, "deviceScaleFactor": 1, "mobile": false}),
-    )
-    .await?;
-    Ok(ToolOutput::text(format!("Viewport is {}×{}.", args.width, args.height)))
+    on_tab(&session, TabUse::UNLOCKED, |OnTab { live, tab }| async move {
+        live.call(
+            &tab,
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": args.width, "height": args.height, "deviceScaleFactor": 1, "mobile": false}),
+        )
+        .await?;
+        Ok(ToolOutput::text(format!("Viewport is {}×{}.", args.width, args.height)))
+    })
+    .await
 }

@@ -177,31 +177,35 @@ async fn requests(session: Ctx, args: RequestsArgs) -> Outcome {
         }
     };
     let status = args.status.as_ref().map(StatusFilter::parse).transpose()?;
-    let OnTab { live: _, tab, .. } = on_tab(&session, TabUse::UNLOCKED).await?;
-    let (all, lines) = {
-        let s = tab.state();
-        let matching: Vec<&Request> = s
-            .requests
-            .iter()
-            .filter(|r| url.as_ref().is_none_or(|re: &Regex| re.is_match(&r.url)))
-            .filter(|r| kinds.as_ref().is_none_or(|k| k.contains(&r.resource_type.to_ascii_lowercase())))
-            .filter(|r| status.as_ref().is_none_or(|f| f.matches(r)))
-            .collect();
-        let lines: Vec<String> = matching[matching.len().saturating_sub(limit)..].iter().map(|r| line(r)).collect();
-        (matching.len(), lines)
-    };
-    let filtered = args.url.is_some() || args.kind.is_some() || args.status.is_some();
-    let what = if filtered { "matching request" } else { "request" };
-    let text = match all {
-        0 => format!("No {what}s since the page loaded."),
-        1 => format!("1 {what} since the page loaded (details: network_request {{id}}):"),
-        n if n > limit => {
-            format!("Last {limit} of {n} {what}s since the page loaded (newest last; details: network_request {{id}}):")
-        }
-        n => format!("{n} {what}s since the page loaded (newest last; details: network_request {{id}}):"),
-    };
-    let out = ToolOutput::text(text);
-    Ok(if lines.is_empty() { out } else { out.with_page_text(lines.join("\n")) })
+    on_tab(&session, TabUse::UNLOCKED, |OnTab { tab, .. }| async move {
+        let (all, lines) = {
+            let s = tab.state();
+            let matching: Vec<&Request> = s
+                .requests
+                .iter()
+                .filter(|r| url.as_ref().is_none_or(|re: &Regex| re.is_match(&r.url)))
+                .filter(|r| kinds.as_ref().is_none_or(|k| k.contains(&r.resource_type.to_ascii_lowercase())))
+                .filter(|r| status.as_ref().is_none_or(|f| f.matches(r)))
+                .collect();
+            let lines: Vec<String> = matching[matching.len().saturating_sub(limit)..].iter().map(|r| line(r)).collect();
+            (matching.len(), lines)
+        };
+        let filtered = args.url.is_some() || args.kind.is_some() || args.status.is_some();
+        let what = if filtered { "matching request" } else { "request" };
+        let text = match all {
+            0 => format!("No {what}s since the page loaded."),
+            1 => format!("1 {what} since the page loaded (details: network_request {{id}}):"),
+            n if n > limit => {
+                format!(
+                    "Last {limit} of {n} {what}s since the page loaded (newest last; details: network_request {{id}}):"
+                )
+            }
+            n => format!("{n} {what}s since the page loaded (newest last; details: network_request {{id}}):"),
+        };
+        let out = ToolOutput::text(text);
+        Ok(if lines.is_empty() { out } else { out.with_page_text(lines.join("\n")) })
+    })
+    .await
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -277,48 +281,50 @@ async fn request(session: Ctx, args: RequestArgs) -> Outcome {
             format!("max_bytes: {max_bytes} is outside 100–{MAX_BODY_BYTES}"),
         ));
     }
-    let OnTab { live, tab, .. } = on_tab(&session, TabUse::UNLOCKED).await?;
-    let found = tab.state().requests.iter().find(|r| r.seq == seq).cloned();
-    let Some(r) = found else {
-        return Err(refuse(
-            ErrorCode::NotFound,
-            format!("No request #{seq} (the list resets when the page loads). Get ids with network_requests."),
-        ));
-    };
-    let mut lines = vec![format!("#{} {} {}", r.seq, r.method, r.url)];
-    let mut summary = Vec::new();
-    match (&r.failure, r.status) {
-        (Some(error), _) => summary.push(format!("failed: {error}")),
-        (None, Some(code)) => summary.push(format!("status: {code}")),
-        (None, None) => summary.push(if r.finished { "status: none" } else { "status: pending" }.to_string()),
-    }
-    if !r.resource_type.is_empty() {
-        summary.push(format!("type: {}", r.resource_type.to_ascii_lowercase()));
-    }
-    if !r.mime.is_empty() {
-        summary.push(format!("mime: {}", r.mime));
-    }
-    if let Some(size) = r.encoded_size {
-        summary.push(format!("transferred: {}", human_bytes(size)));
-    }
-    lines.push(summary.join(", "));
-    let redacted = headers(&mut lines, "request headers", &r.request_headers, args.show_secrets)
-        + headers(&mut lines, "response headers", &r.response_headers, args.show_secrets);
-    if let Some(post) = &r.post_data {
-        let (shown, cut) = clip(post, POST_BYTES.min(max_bytes));
-        lines.push(format!("post data ({}):", human_bytes(post.len() as f64)));
-        lines.push(format!("{shown}{}", if cut { "\n[cut]" } else { "" }));
-    }
-    if args.body {
-        lines.push(body(&live, &tab, &r, max_bytes).await);
-    }
-    let mut text = format!("Request #{seq}:");
-    if redacted > 0 {
-        text = format!(
-            "Request #{seq} ({redacted} credential header value(s) redacted; network_request {{id: {seq}, show_secrets: true}} shows them):"
-        );
-    }
-    Ok(ToolOutput::text(text).with_page_text(lines.join("\n")).showing_secrets(args.show_secrets))
+    on_tab(&session, TabUse::UNLOCKED, |OnTab { live, tab }| async move {
+        let found = tab.state().requests.iter().find(|r| r.seq == seq).cloned();
+        let Some(r) = found else {
+            return Err(refuse(
+                ErrorCode::NotFound,
+                format!("No request #{seq} (the list resets when the page loads). Get ids with network_requests."),
+            ));
+        };
+        let mut lines = vec![format!("#{} {} {}", r.seq, r.method, r.url)];
+        let mut summary = Vec::new();
+        match (&r.failure, r.status) {
+            (Some(error), _) => summary.push(format!("failed: {error}")),
+            (None, Some(code)) => summary.push(format!("status: {code}")),
+            (None, None) => summary.push(if r.finished { "status: none" } else { "status: pending" }.to_string()),
+        }
+        if !r.resource_type.is_empty() {
+            summary.push(format!("type: {}", r.resource_type.to_ascii_lowercase()));
+        }
+        if !r.mime.is_empty() {
+            summary.push(format!("mime: {}", r.mime));
+        }
+        if let Some(size) = r.encoded_size {
+            summary.push(format!("transferred: {}", human_bytes(size)));
+        }
+        lines.push(summary.join(", "));
+        let redacted = headers(&mut lines, "request headers", &r.request_headers, args.show_secrets)
+            + headers(&mut lines, "response headers", &r.response_headers, args.show_secrets);
+        if let Some(post) = &r.post_data {
+            let (shown, cut) = clip(post, POST_BYTES.min(max_bytes));
+            lines.push(format!("post data ({}):", human_bytes(post.len() as f64)));
+            lines.push(format!("{shown}{}", if cut { "\n[cut]" } else { "" }));
+        }
+        if args.body {
+            lines.push(body(&live, &tab, &r, max_bytes).await);
+        }
+        let mut text = format!("Request #{seq}:");
+        if redacted > 0 {
+            text = format!(
+                "Request #{seq} ({redacted} credential header value(s) redacted; network_request {{id: {seq}, show_secrets: true}} shows them):"
+            );
+        }
+        Ok(ToolOutput::text(text).with_page_text(lines.join("\n")).showing_secrets(args.show_secrets))
+    })
+    .await
 }
 
 /// The response body as text, or why it is not shown.

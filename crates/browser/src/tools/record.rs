@@ -9,8 +9,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::tab_tool::Ctx;
+use super::tab_tool::{Ctx, OnTab, Page, TabUse, off_tab, on_tab};
 use crate::recording;
+use crate::session::Session;
 use crate::tool::{Hints, Image, Tool, ToolOutput, ToolResult, fail};
 
 pub(crate) fn tools() -> Vec<Tool<Ctx>> {
@@ -40,73 +41,74 @@ enum Action {
 
 async fn record(session: Ctx, args: RecordArgs) -> ToolResult {
     match args.action {
-        Action::Start => {
-            let (live, tab) = session.tab().await?;
-            if session.recorder.is_recording() {
-                return Err(fail(
-                    ErrorCode::InvalidState,
-                    "A recording is already running; stop it first with page_record {action: \"stop\"}.",
-                )
-                .into());
-            }
-            let path = recording::new_path().map_err(|e| fail(ErrorCode::OperationFailed, e))?;
-            session
-                .recorder
-                .start(&session.recordings, &live.cdp, &tab.target_id, &tab.session_id, path.clone())
-                .await?;
-            Ok(ToolOutput::text(format!(
-                "Recording the selected tab. Each tool call from now on is a captioned step; page_record {{action: \"stop\"}} saves the GIF to {}.",
-                path.display()
-            ))
-            .with_structured(json!({"recording": true, "path": path})))
+        Action::Start => on_tab(&session, TabUse::UNLOCKED, |on| start(&session, on)).await,
+        // Stopping needs no tab (the recording may have ended with its tab).
+        Action::Stop => off_tab(&session, Page::Checked, stop(&session)).await,
+    }
+}
+
+async fn start(session: &Session, OnTab { live, tab }: OnTab) -> ToolResult {
+    if session.recorder.is_recording() {
+        return Err(fail(
+            ErrorCode::InvalidState,
+            "A recording is already running; stop it first with page_record {action: \"stop\"}.",
+        )
+        .into());
+    }
+    let path = recording::new_path().map_err(|e| fail(ErrorCode::OperationFailed, e))?;
+    session.recorder.start(&session.recordings, &live.cdp, &tab.target_id, &tab.session_id, path.clone()).await?;
+    Ok(ToolOutput::text(format!(
+        "Recording the selected tab. Each tool call from now on is a captioned step; page_record {{action: \"stop\"}} saves the GIF to {}.",
+        path.display()
+    ))
+    .with_structured(json!({"recording": true, "path": path})))
+}
+
+async fn stop(session: &Session) -> ToolResult {
+    match session.recorder.finish().await {
+        None => Err(fail(
+            ErrorCode::InvalidState,
+            "No recording is running: start one with page_record {action: \"start\"}, then run the steps.",
+        )
+        .into()),
+        Some(Err(why)) => Err(fail(ErrorCode::OperationFailed, format!("The recording was not saved: {why}")).into()),
+        Some(Ok(saved)) => {
+            let ended = match saved.ended {
+                "stopped" => String::new(),
+                why => format!(" It had ended when {why}."),
+            };
+            let capped = if saved.capped {
+                format!(" It reached {} frames; later changes replaced the last one.", recording::MAX_FRAMES)
+            } else {
+                String::new()
+            };
+            let text = format!(
+                "Saved the recording to {} ({} steps, {} frames, {}x{}, {:.1} s, {} kB).{ended}{capped}",
+                saved.path.display(),
+                saved.steps,
+                saved.frames,
+                saved.width,
+                saved.height,
+                saved.duration.as_secs_f64(),
+                saved.bytes.div_ceil(1000),
+            );
+            let mut output = ToolOutput::text(text).with_structured(json!({
+                "path": saved.path,
+                "bytes": saved.bytes,
+                "steps": saved.steps,
+                "captions": saved.captions,
+                "frames": saved.frames,
+                "width": saved.width,
+                "height": saved.height,
+                "durationMs": u64::try_from(saved.duration.as_millis()).unwrap_or(u64::MAX),
+                "ended": saved.ended,
+            }));
+            output.images.push(Image {
+                mime: "image/gif".into(),
+                data: base64::engine::general_purpose::STANDARD.encode(&saved.preview),
+            });
+            Ok(output)
         }
-        Action::Stop => match session.recorder.finish().await {
-            None => Err(fail(
-                ErrorCode::InvalidState,
-                "No recording is running: start one with page_record {action: \"start\"}, then run the steps.",
-            )
-            .into()),
-            Some(Err(why)) => {
-                Err(fail(ErrorCode::OperationFailed, format!("The recording was not saved: {why}")).into())
-            }
-            Some(Ok(saved)) => {
-                let ended = match saved.ended {
-                    "stopped" => String::new(),
-                    why => format!(" It had ended when {why}."),
-                };
-                let capped = if saved.capped {
-                    format!(" It reached {} frames; later changes replaced the last one.", recording::MAX_FRAMES)
-                } else {
-                    String::new()
-                };
-                let text = format!(
-                    "Saved the recording to {} ({} steps, {} frames, {}x{}, {:.1} s, {} kB).{ended}{capped}",
-                    saved.path.display(),
-                    saved.steps,
-                    saved.frames,
-                    saved.width,
-                    saved.height,
-                    saved.duration.as_secs_f64(),
-                    saved.bytes.div_ceil(1000),
-                );
-                let mut output = ToolOutput::text(text).with_structured(json!({
-                    "path": saved.path,
-                    "bytes": saved.bytes,
-                    "steps": saved.steps,
-                    "captions": saved.captions,
-                    "frames": saved.frames,
-                    "width": saved.width,
-                    "height": saved.height,
-                    "durationMs": u64::try_from(saved.duration.as_millis()).unwrap_or(u64::MAX),
-                    "ended": saved.ended,
-                }));
-                output.images.push(Image {
-                    mime: "image/gif".into(),
-                    data: base64::engine::general_purpose::STANDARD.encode(&saved.preview),
-                });
-                Ok(output)
-            }
-        },
     }
 }
 

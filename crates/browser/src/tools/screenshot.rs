@@ -104,59 +104,61 @@ async fn screenshot(session: Ctx, args: ScreenshotArgs) -> Outcome {
             format!("max_bytes: {max_bytes} is outside {MIN_MAX_BYTES}–{MAX_MAX_BYTES}"),
         ));
     }
-    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::SCRIPT).await?;
-    let region = region(&live, &tab, &args).await?;
+    on_tab(&session, TabUse::SCRIPT, |OnTab { live, tab }| async move {
+        let region = region(&live, &tab, &args).await?;
 
-    let mut shot = Shot { format, quality: args.quality.unwrap_or(80), scale: 1.0 };
-    let mut data = String::new();
-    let mut shrunk = false;
-    for attempt in 0..ATTEMPTS {
-        data = capture(&live, &tab, &region, &shot).await?;
-        if data.len() <= max_bytes || attempt + 1 == ATTEMPTS {
-            break;
+        let mut shot = Shot { format, quality: args.quality.unwrap_or(80), scale: 1.0 };
+        let mut data = String::new();
+        let mut shrunk = false;
+        for attempt in 0..ATTEMPTS {
+            data = capture(&live, &tab, &region, &shot).await?;
+            if data.len() <= max_bytes || attempt + 1 == ATTEMPTS {
+                break;
+            }
+            shrunk = true;
+            // Over budget: JPEG first, then lower quality, then fewer pixels (bytes grow with the area).
+            if shot.format == Format::Png {
+                shot.format = Format::Jpeg;
+                shot.quality = shot.quality.min(80);
+            } else if shot.quality > FALLBACK_QUALITY {
+                shot.quality = FALLBACK_QUALITY;
+            } else {
+                let ratio = (max_bytes as f64 / data.len() as f64).sqrt() * 0.9;
+                shot.scale = (shot.scale * ratio).max(0.05);
+            }
         }
-        shrunk = true;
-        // Over budget: JPEG first, then lower quality, then fewer pixels (bytes grow with the area).
-        if shot.format == Format::Png {
-            shot.format = Format::Jpeg;
-            shot.quality = shot.quality.min(80);
-        } else if shot.quality > FALLBACK_QUALITY {
-            shot.quality = FALLBACK_QUALITY;
-        } else {
-            let ratio = (max_bytes as f64 / data.len() as f64).sqrt() * 0.9;
-            shot.scale = (shot.scale * ratio).max(0.05);
+        if data.len() > max_bytes {
+            return Err(refuse(
+                ErrorCode::OperationFailed,
+                format!(
+                    "the screenshot stays over max_bytes ({max_bytes}) even as JPEG at {:.0}% scale; raise max_bytes or capture less (ref, or not full_page)",
+                    shot.scale * 100.0
+                ),
+            ));
         }
-    }
-    if data.len() > max_bytes {
-        return Err(refuse(
-            ErrorCode::OperationFailed,
-            format!(
-                "the screenshot stays over max_bytes ({max_bytes}) even as JPEG at {:.0}% scale; raise max_bytes or capture less (ref, or not full_page)",
-                shot.scale * 100.0
-            ),
-        ));
-    }
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(&data)
-        .map_err(|_| fail(ErrorCode::OperationFailed, "the browser sent an image that is not base64"))?;
-    let size = image_size(&bytes).map(|(w, h)| format!("{w}×{h} ")).unwrap_or_default();
-    let mut text = format!(
-        "Screenshot of {}: {size}{}, {}",
-        region.label,
-        shot.format.name().to_uppercase(),
-        human_bytes(data.len() as f64)
-    );
-    if shrunk {
-        text.push_str(&format!(
-            " (shrunk to fit max_bytes: JPEG quality {}{})",
-            shot.quality,
-            if shot.scale < 1.0 { format!(", {:.0}% scale", shot.scale * 100.0) } else { String::new() }
-        ));
-    }
-    text.push('.');
-    let mut output = ToolOutput::text(text);
-    output.images.push(Image { mime: format!("image/{}", shot.format.name()), data });
-    Ok(output)
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&data)
+            .map_err(|_| fail(ErrorCode::OperationFailed, "the browser sent an image that is not base64"))?;
+        let size = image_size(&bytes).map(|(w, h)| format!("{w}×{h} ")).unwrap_or_default();
+        let mut text = format!(
+            "Screenshot of {}: {size}{}, {}",
+            region.label,
+            shot.format.name().to_uppercase(),
+            human_bytes(data.len() as f64)
+        );
+        if shrunk {
+            text.push_str(&format!(
+                " (shrunk to fit max_bytes: JPEG quality {}{})",
+                shot.quality,
+                if shot.scale < 1.0 { format!(", {:.0}% scale", shot.scale * 100.0) } else { String::new() }
+            ));
+        }
+        text.push('.');
+        let mut output = ToolOutput::text(text);
+        output.images.push(Image { mime: format!("image/{}", shot.format.name()), data });
+        Ok(output)
+    })
+    .await
 }
 
 /// Works out the area to capture.

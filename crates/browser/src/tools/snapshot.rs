@@ -69,7 +69,10 @@ async fn snapshot(session: Ctx, args: SnapshotArgs) -> Outcome {
             format!("max_bytes: {max_bytes} is outside 200–{MAX_SNAPSHOT_BYTES}"),
         ));
     }
-    let OnTab { live, tab, busy: _busy } = on_tab(&session, TabUse::PAGE).await?;
+    on_tab(&session, TabUse::PAGE, |on| snapshot_on(on, args, max_bytes)).await
+}
+
+async fn snapshot_on(OnTab { live, tab }: OnTab, args: SnapshotArgs, max_bytes: usize) -> Outcome {
     let offset = args.offset;
     let options = |max_bytes: usize, offset: usize| SnapshotOptions {
         root: args.root.as_deref(),
@@ -162,8 +165,10 @@ async fn find(session: Ctx, args: FindArgs) -> Outcome {
         return Err(refuse(ErrorCode::InvalidArguments, format!("limit: {limit} is outside 1–200")));
     }
     let regex = args.regex.as_deref().map(compile).transpose()?;
-    let (live, tab) = session.tab().await?;
-    let _busy = tab.busy.lock().await;
+    on_tab(&session, TabUse::PAGE, |on| find_on(on, args, limit, regex)).await
+}
+
+async fn find_on(OnTab { live, tab }: OnTab, args: FindArgs, limit: u32, regex: Option<Regex>) -> Outcome {
     let query = FindQuery { text: args.text.as_deref(), role: args.role.as_deref(), regex: regex.is_some(), limit };
     let result = find_in(&live, &tab, None, &query, regex.as_ref()).await?;
     let mut total = result.total;

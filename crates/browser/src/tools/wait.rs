@@ -150,42 +150,44 @@ async fn wait(session: Ctx, args: WaitArgs) -> Outcome {
         ));
     }
     let condition = Condition::from_args(args)?;
-    let OnTab { live, tab, .. } = on_tab(&session, TabUse::UNLOCKED).await?;
-    let started = Instant::now();
-    let deadline = started + Duration::from_millis(timeout_ms);
-    let held = match &condition {
-        Condition::Time(ms) => {
-            tokio::time::sleep(Duration::from_millis(*ms)).await;
-            true
-        }
-        Condition::NetworkIdle => network_idle(&tab, deadline).await,
-        _ => poll(&live, &tab, &condition, deadline).await?,
-    };
-    if !held {
-        let message = format!("Timed out after {timeout_ms} ms: {}.", condition.unmet());
-        if matches!(condition, Condition::NetworkIdle) {
-            let s = tab.state();
-            let pending: Vec<String> = s
-                .requests
-                .iter()
-                .filter(|r| !r.finished)
-                .take(5)
-                .map(|r| format!("#{} {}", r.seq, lumo_protocol::text::clip(&r.url, 100).0))
-                .collect();
-            if !pending.is_empty() {
-                // Request URLs are the page's (a query can hold a token): fenced page data.
-                let failure = fail(ErrorCode::Timeout, format!("{message} Requests in flight are listed below."));
-                return Err(BrowserError::page(failure, format!("in flight:\n{}", pending.join("\n"))));
+    on_tab(&session, TabUse::UNLOCKED, |OnTab { live, tab }| async move {
+        let started = Instant::now();
+        let deadline = started + Duration::from_millis(timeout_ms);
+        let held = match &condition {
+            Condition::Time(ms) => {
+                tokio::time::sleep(Duration::from_millis(*ms)).await;
+                true
             }
+            Condition::NetworkIdle => network_idle(&tab, deadline).await,
+            _ => poll(&live, &tab, &condition, deadline).await?,
+        };
+        if !held {
+            let message = format!("Timed out after {timeout_ms} ms: {}.", condition.unmet());
+            if matches!(condition, Condition::NetworkIdle) {
+                let s = tab.state();
+                let pending: Vec<String> = s
+                    .requests
+                    .iter()
+                    .filter(|r| !r.finished)
+                    .take(5)
+                    .map(|r| format!("#{} {}", r.seq, lumo_protocol::text::clip(&r.url, 100).0))
+                    .collect();
+                if !pending.is_empty() {
+                    // Request URLs are the page's (a query can hold a token): fenced page data.
+                    let failure = fail(ErrorCode::Timeout, format!("{message} Requests in flight are listed below."));
+                    return Err(BrowserError::page(failure, format!("in flight:\n{}", pending.join("\n"))));
+                }
+            }
+            return Err(refuse(ErrorCode::Timeout, message));
         }
-        return Err(refuse(ErrorCode::Timeout, message));
-    }
-    let mut text = condition.met();
-    if !matches!(condition, Condition::Time(_)) {
-        text.push_str(&format!(" (after {:.1} s)", started.elapsed().as_secs_f64()));
-    }
-    text.push('.');
-    Ok(ToolOutput::text(text))
+        let mut text = condition.met();
+        if !matches!(condition, Condition::Time(_)) {
+            text.push_str(&format!(" (after {:.1} s)", started.elapsed().as_secs_f64()));
+        }
+        text.push('.');
+        Ok(ToolOutput::text(text))
+    })
+    .await
 }
 
 /// Asks the page every [`POLL`] until the condition holds or the deadline passes.

@@ -18,7 +18,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::tab_tool::{Ctx, OnTab, TabUse, on_tab, with_notices};
+use super::tab_tool::{Ctx, OnTab, Page, TabUse, off_tab, on_tab};
 use crate::session::Session;
 use crate::tool::{Hints, Outcome, Tool, ToolOutput, ToolSpec, fail};
 use crate::webmcp::registry::PREFIX;
@@ -118,7 +118,6 @@ fn list_bound(bindings: Arc<PageBindings>) -> Tool<Ctx> {
         let bindings = bindings.clone();
         async move { list(session, Some(&bindings)).await }
     })
-    .after(with_notices)
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -146,57 +145,60 @@ fn describe_refused(t: &PageTool) -> Value {
 }
 
 async fn list(session: Ctx, bindings: Option<&PageBindings>) -> Outcome {
-    let OnTab { live: _, tab, .. } = on_tab(&session, TabUse::UNLOCKED).await?;
-    let tools = session.page_tools();
-    if let Some(bindings) = bindings {
-        bindings.bind(&tools);
-    }
-    let url = tab.state().url.clone();
-    let (exposed, refused): (Vec<&PageTool>, Vec<&PageTool>) = tools.iter().partition(|t| t.exposed.is_ok());
-    let mut text = if tools.is_empty() {
-        format!("The page ({url}) registered no WebMCP tools.")
-    } else {
-        format!("{} page tool(s) on {url}:", exposed.len())
-    };
-    if !refused.is_empty() {
-        text.push_str(&format!(" {} more refused (reasons below).", refused.len()));
-    }
-    let mut lines = Vec::new();
-    for t in &exposed {
-        lines.push(format!(
-            "- {} [{}] page name {:?} from {}: ({}) {}",
-            t.exposed.as_deref().unwrap_or_default(),
-            t.hint_words().join(", "),
-            t.name,
-            t.origin,
-            t.schema_summary(),
-            t.description
-        ));
-    }
-    for t in refused.iter().take(REFUSED_SHOWN) {
-        lines.push(format!(
-            "- (refused: {}) page name {:?} from {}",
-            t.exposed.as_ref().err().map(String::as_str).unwrap_or_default(),
-            clip_marked(&t.name, 80),
-            t.origin
-        ));
-    }
-    if refused.len() > REFUSED_SHOWN {
-        lines.push(format!("- … and {} more refused", refused.len() - REFUSED_SHOWN));
-    }
-    let structured = json!({
-        "ok": true,
-        "url": url,
-        "tools": exposed.iter().map(|t| describe(t)).collect::<Vec<_>>(),
-        "refused": refused.iter().take(REFUSED_SHOWN).map(|t| describe_refused(t)).collect::<Vec<_>>(),
-        "refusedCount": refused.len(),
-    });
-    let mut out = ToolOutput::text(text).with_structured(structured);
-    if !lines.is_empty() {
-        // Names and descriptions are the page's words.
-        out = out.with_page_text(lines.join("\n"));
-    }
-    Ok(out)
+    let session = &session;
+    on_tab(session, TabUse::UNLOCKED, |OnTab { tab, .. }| async move {
+        let tools = session.page_tools();
+        if let Some(bindings) = bindings {
+            bindings.bind(&tools);
+        }
+        let url = tab.state().url.clone();
+        let (exposed, refused): (Vec<&PageTool>, Vec<&PageTool>) = tools.iter().partition(|t| t.exposed.is_ok());
+        let mut text = if tools.is_empty() {
+            format!("The page ({url}) registered no WebMCP tools.")
+        } else {
+            format!("{} page tool(s) on {url}:", exposed.len())
+        };
+        if !refused.is_empty() {
+            text.push_str(&format!(" {} more refused (reasons below).", refused.len()));
+        }
+        let mut lines = Vec::new();
+        for t in &exposed {
+            lines.push(format!(
+                "- {} [{}] page name {:?} from {}: ({}) {}",
+                t.exposed.as_deref().unwrap_or_default(),
+                t.hint_words().join(", "),
+                t.name,
+                t.origin,
+                t.schema_summary(),
+                t.description
+            ));
+        }
+        for t in refused.iter().take(REFUSED_SHOWN) {
+            lines.push(format!(
+                "- (refused: {}) page name {:?} from {}",
+                t.exposed.as_ref().err().map(String::as_str).unwrap_or_default(),
+                clip_marked(&t.name, 80),
+                t.origin
+            ));
+        }
+        if refused.len() > REFUSED_SHOWN {
+            lines.push(format!("- … and {} more refused", refused.len() - REFUSED_SHOWN));
+        }
+        let structured = json!({
+            "ok": true,
+            "url": url,
+            "tools": exposed.iter().map(|t| describe(t)).collect::<Vec<_>>(),
+            "refused": refused.iter().take(REFUSED_SHOWN).map(|t| describe_refused(t)).collect::<Vec<_>>(),
+            "refusedCount": refused.len(),
+        });
+        let mut out = ToolOutput::text(text).with_structured(structured);
+        if !lines.is_empty() {
+            // Names and descriptions are the page's words.
+            out = out.with_page_text(lines.join("\n"));
+        }
+        Ok(out)
+    })
+    .await
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -213,11 +215,12 @@ struct CallArgs {
 /// Without a session's bindings only refusals resolve: the host routes
 /// `webmcp_call` to the page tool itself, with the caller's bindings.
 async fn call(session: Ctx, args: CallArgs) -> Outcome {
-    match session.resolve_page_tool(&args.name, &PageBindings::new()) {
-        Ok(tool) => invoke(&session, &tool, args.input.unwrap_or_else(|| json!({}))).await,
-        Err(Unresolved::Failed(failure)) => Err(failure.into()),
-        Err(Unresolved::NotListed) => Err(not_listed(&args.name).into()),
-    }
+    let tool = match session.resolve_page_tool(&args.name, &PageBindings::new()) {
+        Ok(tool) => tool,
+        Err(Unresolved::Failed(failure)) => return Err(failure.into()),
+        Err(Unresolved::NotListed) => return Err(not_listed(&args.name).into()),
+    };
+    off_tab(&session, Page::Checked, invoke(&session, &tool, args.input.unwrap_or_else(|| json!({})))).await
 }
 
 /// The answer for a page tool name this session was never shown.

@@ -111,7 +111,8 @@ export class Browser {
   async close() {
     this.proc.kill();
     await this.exited;
-    rmSync(this.profile, { recursive: true, force: true });
+    // Chromium's helper processes may still be writing into the profile for a moment.
+    rmSync(this.profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 }
 

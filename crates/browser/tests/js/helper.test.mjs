@@ -266,7 +266,8 @@ describe('hidden content', () => {
     assert.match(shown.text, /^- paragraph "Shown words" \[e\d+\]$/);
     assert.equal(shown.total, 1);
     for (const words of ['display-none', 'visibility-hidden', 'hidden-attribute', 'script words', 'style-words',
-      'template words', 'noscript words', 'hidden-input words', 'Display-none button']) {
+      'template words', 'noscript words', 'hidden-input words', 'Display-none button', 'aria-hidden words',
+      'aria-hidden button']) {
       const found = await find(words);
       assert.equal(found.total, 0, `${words}: ${found.text}`);
     }

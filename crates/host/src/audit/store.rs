@@ -203,6 +203,11 @@ pub(crate) fn append(conn: &mut Connection, entries: &[Entry]) -> rusqlite::Resu
 
 /// Drops what `retention` no longer keeps, moving the anchor to the last record dropped.
 /// Returns how many records went.
+/// The newest record older than a time. SQLite would answer `MAX(id)` by
+/// walking the whole table backwards (every start-up paid for it, growing with
+/// the log); through the time index it reads only the records that are old.
+const NEWEST_OLDER_THAN: &str = "SELECT MAX(id) FROM records INDEXED BY records_at WHERE at_ms < ?1";
+
 pub(crate) fn prune(conn: &mut Connection, retention: Retention, now_ms: i64) -> rusqlite::Result<usize> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let Some(newest) = tx.query_row("SELECT MAX(id) FROM records", [], |row| row.get::<_, Option<i64>>(0))? else {
@@ -214,8 +219,7 @@ pub(crate) fn prune(conn: &mut Connection, retention: Retention, now_ms: i64) ->
     }
     if let Some(age) = retention.max_age {
         let oldest_kept_ms = now_ms.saturating_sub(i64::try_from(age.as_millis()).unwrap_or(i64::MAX));
-        let old: Option<i64> =
-            tx.query_row("SELECT MAX(id) FROM records WHERE at_ms < ?1", [oldest_kept_ms], |row| row.get(0))?;
+        let old: Option<i64> = tx.query_row(NEWEST_OLDER_THAN, [oldest_kept_ms], |row| row.get(0))?;
         cutoff = cutoff.max(old.unwrap_or(0));
     }
     let Some(hash) =
@@ -269,6 +273,19 @@ mod tests {
     fn all(conn: &Connection) -> Vec<Record> {
         let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM records ORDER BY id")).expect("prepare");
         stmt.query_map([], row_to_record).expect("query").collect::<Result<_, _>>().expect("rows")
+    }
+
+    #[test]
+    fn the_age_cut_reads_the_time_index_not_the_table() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let conn = open(&dir.path().join("audit.db"), true).expect("open");
+        let plan: String =
+            conn.query_row(&format!("EXPLAIN QUERY PLAN {NEWEST_OLDER_THAN}"), [0], |row| row.get(3)).expect("plan");
+        assert!(plan.contains("INDEX records_at"), "{plan}");
+        let mut conn = conn;
+        append(&mut conn, &(0..5).map(entry).collect::<Vec<_>>()).expect("append");
+        let newest: Option<i64> = conn.query_row(NEWEST_OLDER_THAN, [1_003], |row| row.get(0)).expect("query");
+        assert_eq!(newest, Some(3));
     }
 
     #[test]
