@@ -53,6 +53,18 @@ const CASES: &[Case] = &[
         leaves_out: &["[!\\["],
         rule: "an image inside a link stays an image in the link's text, its alt escaped once",
     },
+    Case {
+        page: "list-items.html",
+        keeps: &["## Listheadword the first thing", "Paragraph 6 of the story"],
+        leaves_out: &["Promoword"],
+        rule: "a sibling of the same kind as the top (same first class: items of one list) is joined to it",
+    },
+    Case {
+        page: "lede.html",
+        keeps: &["Ledeword", "Paragraph 6 of the story"],
+        leaves_out: &[],
+        rule: "a <div> of text only beside the top (a lede) is joined like a <p>",
+    },
 ];
 
 /// Title and byline as Mozilla Readability reads them when the page has no metadata for them.

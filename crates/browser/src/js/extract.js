@@ -159,9 +159,11 @@ const X = (() => {
       if (s === top) { roots.push(s); continue; }
       if (!shown(s) || dropped.has(s) || unlikely(s, strip)) continue;
       let bonus = 0;
-      if (s.className && s.className === top.className) bonus = topScore * 0.2;
+      // A sibling of the same kind (its first class is the top's: items of one list) gets a bonus.
+      if (s.classList && s.classList.length && top.classList && s.classList[0] === top.classList[0]) bonus = topScore * 0.2;
       if (final.has(s) && final.get(s) + bonus >= siblingThreshold) { roots.push(s); continue; }
-      if (s.tagName === 'P') {
+      // A paragraph of prose beside it (a lede): a <p>, or a <div> of text only, which Readability reads as one.
+      if (s.tagName === 'P' || (s.tagName === 'DIV' && !s.querySelector(DIV_TO_P))) {
         const { text, len, linkDensity } = textStats(s);
         if ((len > 80 && linkDensity < 0.25) || (len > 0 && len <= 80 && linkDensity === 0 && /\.( |$)/.test(text))) roots.push(s);
       }
