@@ -65,6 +65,12 @@ const CASES: &[Case] = &[
         leaves_out: &[],
         rule: "a <div> of text only beside the top (a lede) is joined like a <p>",
     },
+    Case {
+        page: "image-list.html",
+        keeps: &["- ![Imgalt one]", "- ![Imgalt three]", "Figcapword the first boat", "The second boat"],
+        leaves_out: &[],
+        rule: "a list of images, one to an item (a gallery), is content, not furniture",
+    },
 ];
 
 /// Title and byline as Mozilla Readability reads them when the page has no metadata for them.

@@ -191,6 +191,8 @@ const X = (() => {
     const input = count('input:not([type=hidden])');
     const embeds = count('object,embed,iframe');
     const inFigure = !!e.closest('figure');
+    // A list of images, one to an item (a gallery), is content: Readability keeps these too.
+    if (isList && img > 0 && img === count('li') && Array.from(e.children).every((c) => c.children.length <= 1)) return false;
     if (img > 1 && p / img < 0.5 && !inFigure) return true;
     if (!isList && li > p) return true;
     if (input > Math.floor(p / 3)) return true;
