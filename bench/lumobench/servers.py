@@ -49,7 +49,7 @@ CHROME_DEVTOOLS_MCP_VERSION = "1.11.0"
 LUMO: dict[str, Any] = {
     "args": ["serve"],
     "env": {"LUMO_BROWSER": CHROMIUM},
-    # A ref in lumo's snapshot text: `- button "Submit" [e12]`.
+    # A ref in lumo's snapshot text: `button "Submit" [e12]`, `[Read more][e13]`.
     "ref_re": r"\[(e\d+)\]",
     "navigate": ("browser_navigate", lambda url: {"url": url}),
     "snapshot": ("page_snapshot", lambda ref=None: {"ref": ref} if ref else {}),
@@ -339,6 +339,52 @@ class LumoAdapter(Adapter):
 
     name = "lumo"
     ref_re = re.compile(LUMO["ref_re"])
+
+    # A block's controls share its line (``form "Sign in" [e2]: textbox "User" [e3] button "Go" [e4]``);
+    # a table row shaped like the row above drops role words (``Row 3 | Details 3 [e9] | Qty 3 [e10]``).
+    _NAMED = re.compile(r'([a-z]+) "((?:[^"\\]|\\.)*)"[^"]*$')
+    _LINK = re.compile(r"\[([^\[\]]*)\]$")
+
+    def _controls(self, lines: list[str], i: int) -> list[tuple[str | None, str, str]]:
+        """(role, name, ref) of each control on line ``i``; a bare row takes the roles of the row above."""
+        parts = self.ref_re.split(lines[i])
+        out: list[tuple[str | None, str, str]] = []
+        for before, ref in zip(parts[0::2], parts[1::2]):
+            seg = before.split(" | ")[-1]
+            if m := self._NAMED.search(seg):
+                out.append((m.group(1), m.group(2), ref))
+            elif m := self._LINK.search(seg):
+                out.append(("link", m.group(1), ref))
+            else:
+                out.append((None, seg.strip().lstrip("-: ").strip(), ref))
+        if out and any(r is None for r, _, _ in out) and " | " in lines[i] and i > 0:
+            above = self._controls(lines, i - 1)
+            if len(above) == len(out) and all(r for r, _, _ in above):
+                out = [(r, n, ref) for (r, _, _), (_, n, ref) in zip(above, out)]
+        return out
+
+    def ref_for(self, text: str, name: str, roles: tuple[str, ...] = ()) -> str | None:
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if name not in line:
+                continue
+            for role, n, ref in self._controls(lines, i):
+                if n == name and (not roles or role in roles):
+                    return ref
+        return None
+
+    def ref_after(self, text: str, anchor: str, roles: tuple[str, ...], name: str | None = None,
+                  within: int = 12) -> str | None:
+        lines = text.splitlines()
+        anchor_re = re.compile(re.escape(anchor) + r"(?!\d)")
+        for i, line in enumerate(lines):
+            if not anchor_re.search(line) or not self.ref_re.search(line):
+                continue
+            for j in range(i, min(i + within, len(lines))):
+                for role, n, ref in self._controls(lines, j):
+                    if role in roles and (name is None or n == name):
+                        return ref
+        return None
 
     async def _t(self, key: str, *args: Any, **kw: Any) -> Answer:
         tool, build = LUMO[key]

@@ -47,7 +47,7 @@ async fn browser_tabs_follow_page_navigations_and_new_tabs() {
     // A link with target=_blank opens a tab; select it, read it, close it.
     let snapshot = lumo.snapshot().await;
     assert!(snapshot.contains(&format!("\nurl: {}\n", server.url("navigate.html"))), "{snapshot}");
-    lumo.ok("page_click", json!({"ref": ref_in(&snapshot, "link \"Open login in a new tab\"")})).await;
+    lumo.ok("page_click", json!({"ref": ref_in(&snapshot, "[Open login in a new tab]")})).await;
     let mut listed = String::new();
     for _ in 0..50 {
         listed = lumo.ok("browser_tabs", json!({"action": "list"})).await.text();

@@ -67,7 +67,7 @@ async fn page_extract_reads_the_article_as_markdown_with_refs_frames_and_a_budge
     let subscribe = ref_in(&md, "[button: Subscribe]");
     let snapshot = lumo.snapshot().await;
     assert_eq!(ref_in(&snapshot, "button \"Subscribe\""), subscribe, "{snapshot}");
-    assert_eq!(ref_in(&snapshot, "link \"full tables\""), tables_link);
+    assert_eq!(ref_in(&snapshot, "[full tables]"), tables_link);
     lumo.ok("page_click", json!({"ref": subscribe})).await;
     assert_eq!(lumo.eval("document.getElementById('subscribe').textContent").await, "Subscribed");
 

@@ -151,7 +151,7 @@ async fn pages_cannot_reach_files_or_internals_by_redirect_script_link_or_popup(
     for link in ["File link", "Settings link", "Source link", "Data link", "File link in a new tab"] {
         lumo.open(&escape).await;
         let snapshot = lumo.snapshot().await;
-        lumo.ok("page_click", json!({"ref": ref_in(&snapshot, &format!("link \"{link}\""))})).await;
+        lumo.ok("page_click", json!({"ref": ref_in(&snapshot, &format!("[{link}]"))})).await;
         lumo.ok("page_wait", json!({"time_ms": 500})).await;
         assert_nothing_forbidden_is_read(&lumo, link).await;
     }

@@ -1,4 +1,4 @@
-//! Reading the page: `page_snapshot` (a compact tree with refs) and `page_find`.
+//! Reading the page: `page_snapshot` (a terse outline with refs) and `page_find`.
 
 use lumo_protocol::{ErrorCode, ToolFailure};
 use regex::{Regex, RegexBuilder};
@@ -23,7 +23,7 @@ pub(crate) fn tools() -> Vec<Tool<Ctx>> {
     vec![
         Tool::new(
             "page_snapshot",
-            "Read the page as a compact tree; actionable elements carry refs like [e12] for other page_* tools.",
+            "Read the page as a terse outline: text as it reads, links as [words][e12], other controls as role \"name\" [e12]; refs are for other page_* tools. A table row shaped like the row above it drops role words (name [e12]). A link without words shows where it goes in short, [][e7](host/path); a subtree (ref) shows every link target.",
             Hints::READ,
             snapshot,
         )
@@ -240,7 +240,7 @@ fn nest_under(body: &str, owner: &str, child: &str) -> String {
         out.push_str(line);
         out.push('\n');
         if !placed && line.contains(&marker) {
-            let indent = " ".repeat(line.len() - line.trim_start().len() + 2);
+            let indent = " ".repeat(line.len() - line.trim_start().len() + 1);
             for child_line in child.lines() {
                 out.push_str(&indent);
                 out.push_str(child_line);
@@ -251,9 +251,9 @@ fn nest_under(body: &str, owner: &str, child: &str) -> String {
     }
     if !placed {
         // The <iframe> line itself was left out (interactive or viewport mode): keep the content, labelled.
-        out.push_str(&format!("- iframe {marker}\n"));
+        out.push_str(&format!("iframe {marker}\n"));
         for child_line in child.lines() {
-            out.push_str("  ");
+            out.push(' ');
             out.push_str(child_line);
             out.push('\n');
         }
@@ -283,12 +283,9 @@ mod tests {
 
     #[test]
     fn frame_content_goes_under_its_iframe() {
-        let body = "- heading \"A\" [e1]\n  - iframe \"x\" [e2]\n- button \"B\" [e3]";
-        let nested = nest_under(body, "e2", "- button \"In\" [f1e1]");
-        assert_eq!(
-            nested,
-            "- heading \"A\" [e1]\n  - iframe \"x\" [e2]\n    - button \"In\" [f1e1]\n- button \"B\" [e3]"
-        );
-        assert!(nest_under(body, "e9", "- x").ends_with("- iframe [e9]\n  - x"));
+        let body = "# A [e1]\n iframe \"x\" [e2]\nbutton \"B\" [e3]";
+        let nested = nest_under(body, "e2", "button \"In\" [f1e1]");
+        assert_eq!(nested, "# A [e1]\n iframe \"x\" [e2]\n  button \"In\" [f1e1]\nbutton \"B\" [e3]");
+        assert!(nest_under(body, "e9", "x").ends_with("iframe [e9]\n x"));
     }
 }

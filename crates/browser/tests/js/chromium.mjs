@@ -111,8 +111,13 @@ export class Browser {
   async close() {
     this.proc.kill();
     await this.exited;
-    // Chromium's helper processes may still be writing into the profile for a moment.
-    rmSync(this.profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    // Chromium's helper processes may still be writing into the profile for a
+    // moment; a folder left in the temporary directory fails no test.
+    try {
+      rmSync(this.profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 200 });
+    } catch (e) {
+      console.error(`left ${this.profile}: ${e.message}`);
+    }
   }
 }
 
