@@ -145,6 +145,10 @@ def prepare(src: Path, out: Path, min_bytes: int, only: list[str] | None) -> lis
 
 
 class _CspHandler(http.server.SimpleHTTPRequestHandler):
+    # The stored pages are UTF-8 (Readability's own test harness reads them so), though some still
+    # declare their site's old charset (qq: gb2312); without this the browser decodes them as that.
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".html": "text/html; charset=utf-8"}
+
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib name
         pass
 

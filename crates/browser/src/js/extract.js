@@ -33,9 +33,12 @@ const X = (() => {
   };
   const matchString = (e) => (typeof e.className === 'string' ? e.className : '') + ' ' + (e.id || '');
 
+  // A page that hides its whole body until its scripts are done (an anti-flicker
+  // `visibility: hidden` on <body>) is read as it will show: visibility is not asked then.
+  let veiled = false;
   function shown(e) {
     if (SKIP.has(e.tagName) || e.hidden || e.getAttribute('aria-hidden') === 'true') return false;
-    if (e.checkVisibility) return e.checkVisibility({ visibilityProperty: true }) || getComputedStyle(e).display === 'contents';
+    if (e.checkVisibility) return e.checkVisibility({ visibilityProperty: !veiled }) || getComputedStyle(e).display === 'contents';
     return true;
   }
 
@@ -68,7 +71,17 @@ const X = (() => {
     if (e.tagName === 'NAV' || e.tagName === 'ASIDE') return true;
     if (!strip) return false;
     const m = matchString(e);
-    return UNLIKELY.test(m) && !MAYBE.test(m) && !e.closest('table,code') && e.tagName !== 'MAIN' && e.tagName !== 'ARTICLE';
+    return UNLIKELY.test(m) && !MAYBE.test(m) && !e.closest('table,code') && e.tagName !== 'MAIN' && e.tagName !== 'ARTICLE' && !wrapsArticle(e);
+  }
+
+  // Whether most of `e`'s text is one <article> or <main> (a "site_header" around the story).
+  function wrapsArticle(e) {
+    const len = textStats(e).len;
+    for (const a of e.querySelectorAll('article,main,[role=main]')) {
+      const n = textStats(a).len;
+      if (n >= 500 && n * 2 >= len && !UNLIKELY.test(matchString(a))) return true;
+    }
+    return false;
   }
 
   function chooseContent(doc, strip) {
@@ -102,9 +115,12 @@ const X = (() => {
     }
     for (const p of scorable) {
       const { text, len } = textStats(p);
-      if (len < 25) continue;
+      // Text inside a link is the link's words (a download button's), not a paragraph.
+      if (len < 25 || p.closest('a[href]')) continue;
       const score = 1 + (text.match(/[,，、]/g) || []).length + Math.min(Math.floor(len / 100), 3);
       let a = p.parentElement;
+      // A <div> around just this paragraph is the paragraph (Readability unwraps it): its parent is level 0.
+      for (let c = p; a && a.tagName === 'DIV' && a !== body && a.children.length === 1 && textStats(a).len === textStats(c).len; c = a, a = a.parentElement);
       for (let level = 0; a && level < 5 && a !== doc.documentElement; level++, a = a.parentElement) {
         init(a);
         scores.set(a, scores.get(a) + score / (level === 0 ? 1 : level === 1 ? 2 : level * 3));
@@ -143,9 +159,11 @@ const X = (() => {
       if (s === top) { roots.push(s); continue; }
       if (!shown(s) || dropped.has(s) || unlikely(s, strip)) continue;
       let bonus = 0;
-      if (s.className && s.className === top.className) bonus = topScore * 0.2;
+      // A sibling of the same kind (its first class is the top's: items of one list) gets a bonus.
+      if (s.classList && s.classList.length && top.classList && s.classList[0] === top.classList[0]) bonus = topScore * 0.2;
       if (final.has(s) && final.get(s) + bonus >= siblingThreshold) { roots.push(s); continue; }
-      if (s.tagName === 'P') {
+      // A paragraph of prose beside it (a lede): a <p>, or a <div> of text only, which Readability reads as one.
+      if (s.tagName === 'P' || (s.tagName === 'DIV' && !s.querySelector(DIV_TO_P))) {
         const { text, len, linkDensity } = textStats(s);
         if ((len > 80 && linkDensity < 0.25) || (len > 0 && len <= 80 && linkDensity === 0 && /\.( |$)/.test(text))) roots.push(s);
       }
@@ -164,7 +182,8 @@ const X = (() => {
     if (weight < 0) return true;
     const { text, len, linkDensity } = textStats(e);
     if ((text.match(/[,，、]/g) || []).length >= 10) return false;
-    const isList = t === 'UL' || t === 'OL';
+    // A container whose text is nearly all lists is judged as a list (Readability does so too).
+    const isList = t === 'UL' || t === 'OL' || listText(e) > 0.9 * len;
     const count = (sel) => e.querySelectorAll(sel).length;
     const p = count('p');
     const img = count('img');
@@ -172,6 +191,8 @@ const X = (() => {
     const input = count('input:not([type=hidden])');
     const embeds = count('object,embed,iframe');
     const inFigure = !!e.closest('figure');
+    // A list of images, one to an item (a gallery), is content: Readability keeps these too.
+    if (isList && img > 0 && img === count('li') && Array.from(e.children).every((c) => c.children.length <= 1)) return false;
     if (img > 1 && p / img < 0.5 && !inFigure) return true;
     if (!isList && li > p) return true;
     if (input > Math.floor(p / 3)) return true;
@@ -179,8 +200,18 @@ const X = (() => {
     if (!isList && weight < 25 && linkDensity > 0.2) return true;
     if (weight >= 25 && linkDensity > 0.5) return true;
     if ((embeds === 1 && len < 75) || embeds > 1) return true;
-    if (isList && linkDensity > 0.5 && len < 500 && !e.closest('article,main,[role=main]')) return true;
+    if (isList && linkDensity > 0.5 && (!/^[UO]L$/.test(t) || (len < 500 && !e.closest('article,main,[role=main]')))) return true;
     return false;
+  }
+
+  // How much of `e`'s text is in its lists (a list inside a list counted once).
+  function listText(e) {
+    let n = 0;
+    for (const l of e.querySelectorAll('ul,ol')) {
+      const outer = l.parentElement.closest('ul,ol');
+      if (!outer || !e.contains(outer)) n += textStats(l).len;
+    }
+    return n;
   }
 
   function dataTable(t) {
@@ -228,20 +259,22 @@ const X = (() => {
       return true;
     };
 
+    // A link's text comes escaped from inline() (its images stay images: [![alt]](url)).
     function control(e, role, text) {
       const ref = L.refOf(e);
       if (role === 'link') {
         const to = linkTarget(e);
-        return '[' + esc(text) + ']' + (to ? '(' + to.replace(/[()\s]/g, encodeURIComponent) + ')' : '') + '[' + ref + ']';
+        return '[' + text + ']' + (to ? '(' + to.replace(/[()\s]/g, encodeURIComponent) + ')' : '') + '[' + ref + ']';
       }
       return '[' + role + (text ? ': ' + esc(text) : '') + '][' + ref + ']';
     }
 
     // Inline content of `e` as one Markdown string.
+    let inLink = 0;
     function inline(e) {
       let out = '';
       for (const c of kids(e)) {
-        if (c.nodeType === 3) { out += c.data; continue; }
+        if (c.nodeType === 3) { out += inLink ? esc(c.data) : c.data; continue; }
         if (c.nodeType !== 1 || !shown(c) || opts.dropped.has(c) || opts.bylineEl === c) continue;
         out += inlineEl(c);
       }
@@ -253,7 +286,9 @@ const X = (() => {
       if (t === 'BR') return BR;
       if (t === 'IMG') { const alt = squash(c.getAttribute('alt') || ''); return alt ? ' ![' + esc(alt) + '] ' : ''; }
       if (t === 'A' && c.hasAttribute('href')) {
+        inLink++;
         const text = squash(inline(c).replaceAll(BR, ' '));
+        inLink--;
         return text ? control(c, 'link', text) : '';
       }
       const role = L.roleOf(c);
@@ -395,15 +430,33 @@ const X = (() => {
 
   // ------------------------------------------------------------------ metadata
 
+  // Metadata follows Mozilla Readability's order: JSON-LD, then <meta> tags, then the page itself.
+  const ARTICLE_TYPES = /^(Article|AdvertiserContentArticle|NewsArticle|AnalysisNewsArticle|AskPublicNewsArticle|BackgroundNewsArticle|OpinionNewsArticle|ReportageNewsArticle|ReviewNewsArticle|Report|SatiricalArticle|ScholarlyArticle|MedicalScholarlyArticle|SocialMediaPosting|BlogPosting|LiveBlogPosting|DiscussionForumPosting|TechArticle|APIReference|WebPage)$/;
   function jsonLd(doc) {
     for (const s of doc.querySelectorAll('script[type="application/ld+json"]')) {
       let v;
       try { v = JSON.parse(s.textContent.replace(/^\s*<!\[CDATA\[|\]\]>\s*$/g, '')); } catch (_) { continue; }
       const all = [].concat(v, ...[].concat(v).map((x) => (x && x['@graph']) || []));
-      const art = all.find((x) => x && /Article|Posting|Report|NewsArticle|WebPage/.test([].concat(x['@type'] || '').join(' ')) && (x.headline || x.name || x.datePublished));
+      const art = all.find((x) => x && [].concat(x['@type'] || []).some((t) => ARTICLE_TYPES.test(t)) && (x.headline || x.name || x.datePublished));
       if (art) return art;
     }
     return null;
+  }
+
+  // <meta> values by Readability's key names ("og:title", "author", …): property="a b" and name="dc.title" forms; the last one wins.
+  function metaValues(doc) {
+    const values = {};
+    for (const m of doc.querySelectorAll('meta')) {
+      const content = (m.getAttribute('content') || '').trim();
+      if (!content) continue;
+      const prop = (m.getAttribute('property') || '').match(/\s*(article|dc|dcterm|og|twitter)\s*:\s*(author|creator|description|published_time|title|site_name)\s*/i);
+      if (prop) { values[prop[0].toLowerCase().replace(/\s/g, '')] = content; continue; }
+      const name = m.getAttribute('name') || m.getAttribute('itemprop') || '';
+      if (/^\s*(?:(dc|dcterm|og|twitter|parsely|weibo:(article|webpage))\s*[-.:]\s*)?(author|creator|pub-date|description|title|site_name|published_time)\s*$/i.test(name)) {
+        values[name.toLowerCase().replace(/\s/g, '').replace(/\./g, ':')] = content;
+      }
+    }
+    return values;
   }
 
   function meta(doc, names) {
@@ -415,44 +468,88 @@ const X = (() => {
     return '';
   }
 
+  const wordCount = (s) => s.split(/\s+/).length;
+  // Share of b's words that are also a's (Readability's text similarity).
+  function similarity(a, b) {
+    const ta = a.toLowerCase().split(/\W+/).filter(Boolean);
+    const tb = b.toLowerCase().split(/\W+/).filter(Boolean);
+    if (!ta.length || !tb.length) return 0;
+    return 1 - tb.filter((t) => !ta.includes(t)).join(' ').length / tb.join(' ').length;
+  }
+
+  // The document's title less the site's name ("Story | Site" → "Story"), as Readability cuts it.
   function cleanTitle(doc) {
     const orig = squash(doc.title || '');
     let t = orig;
-    const words = (s) => s.split(/\s+/).filter(Boolean).length;
+    let hierarchical = false;
     if (/ [|\-–—\\/>»] /.test(t)) {
-      const parts = t.split(/ [|\-–—\\/>»] /);
-      t = parts.slice(0, -1).join(' - ');
-      if (words(t) < 3) t = orig.replace(/^[^|\-–—\\/>»]*[|\-–—\\/>»]/, '').trim();
+      hierarchical = / [\\/>»] /.test(t);
+      const seps = Array.from(orig.matchAll(/ [|\-–—\\/>»] /g));
+      t = orig.slice(0, seps[seps.length - 1].index);
+      if (wordCount(t) < 3) t = orig.replace(/^[^|\-–—\\/>»]*[|\-–—\\/>»]/, '');
     } else if (t.includes(': ')) {
-      const hs = Array.from(doc.querySelectorAll('h1,h2'), (h) => squash(h.textContent));
-      if (!hs.includes(t)) { const after = t.slice(t.lastIndexOf(':') + 1).trim(); if (words(after) >= 3) t = after; }
+      const hs = Array.from(doc.querySelectorAll('h1,h2'), (h) => h.textContent.trim());
+      if (!hs.includes(t.trim())) {
+        t = orig.slice(orig.lastIndexOf(':') + 1);
+        if (wordCount(t.trim()) < 3) t = orig.slice(orig.indexOf(':') + 1);
+        else if (wordCount(orig.slice(0, orig.indexOf(':'))) > 5) t = orig;
+      }
     } else if (t.length > 150 || t.length < 15) {
       const h1 = doc.querySelectorAll('h1');
-      if (h1.length === 1) t = squash(h1[0].textContent);
+      if (h1.length === 1) t = h1[0].textContent;
     }
-    if (words(t) <= 4 && !/ [|\-–—\\/>»] /.test(orig)) t = orig;
+    t = squash(t);
+    const n = wordCount(t);
+    if (n <= 4 && (!hierarchical || n !== wordCount(orig.replace(/[|\-–—\\/>»]+/g, '')) - 1)) t = orig;
     return t;
+  }
+
+  // A byline in the page: the first element marked as one (rel=author, itemprop author, a class
+  // like "byline") that a reader meets, outside hidden parts and page furniture, short enough to be a name.
+  function bylineElement(doc) {
+    if (!doc.body) return null;
+    let found = null;
+    const tw = doc.createTreeWalker(doc.body, NodeFilter.SHOW_ELEMENT, {
+      acceptNode(n) {
+        if (found || !shown(n)) return NodeFilter.FILTER_REJECT;
+        const raw = (n.textContent || '').trim();
+        if ((n.getAttribute('rel') === 'author' || (n.getAttribute('itemprop') || '').includes('author') || BYLINE.test(matchString(n))) && raw && raw.length < 100) {
+          found = n;
+          return NodeFilter.FILTER_REJECT;
+        }
+        // Inside the <article>, its header and aside are where bylines are.
+        return unlikely(n, true) && !n.parentElement.closest('article') ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT;
+      },
+    });
+    while (tw.nextNode());
+    return found;
   }
 
   function metadata(doc) {
     const ld = jsonLd(doc);
-    const name = (a) => [].concat(a || []).map((x) => (typeof x === 'string' ? x : x && x.name) || '').filter(Boolean).join(', ');
-    const title = squash((ld && typeof ld.headline === 'string' && ld.headline) || meta(doc, ['dc:title', 'dcterm:title', 'og:title', 'weibo:article:title', 'weibo:webpage:title', 'title', 'twitter:title']) || cleanTitle(doc));
-    let byline = squash((ld && name(ld.author)) || meta(doc, ['dc:creator', 'dcterm:creator', 'author', 'parsely-author']));
-    if (/^https?:\/\//.test(byline)) byline = '';
-    let bylineEl = null;
-    if (!byline) {
-      for (const e of doc.body ? doc.body.querySelectorAll('[rel=author],[itemprop~=author],[class],[id]') : []) {
-        const m = matchString(e) + ' ' + (e.getAttribute('rel') || '') + ' ' + (e.getAttribute('itemprop') || '');
-        if (!(e.getAttribute('rel') === 'author' || /\bauthor\b/.test(e.getAttribute('itemprop') || '') || BYLINE.test(m))) continue;
-        if (!shown(e)) continue;
-        const inner = e.querySelector('[itemprop=name]');
-        const text = squash((inner || e).textContent || '');
-        if (text && text.length < 100) { byline = text; bylineEl = e; break; }
-      }
+    const values = metaValues(doc);
+    const str = (v) => (typeof v === 'string' ? v.trim() : '');
+    let ldTitle = '';
+    if (ld) {
+      const name = str(ld.name);
+      const headline = str(ld.headline);
+      // Some sites put their own name in "name": take the one that reads like the page's title.
+      if (name && headline && name !== headline) {
+        const t = cleanTitle(doc);
+        ldTitle = similarity(headline, t) > 0.75 && !(similarity(name, t) > 0.75) ? headline : name;
+      } else ldTitle = name || headline;
     }
-    const published = squash((ld && typeof ld.datePublished === 'string' && ld.datePublished) ||
-      meta(doc, ['article:published_time', 'dcterms.available', 'dcterms.created', 'dcterms.issued', 'weibo:article:create_at', 'parsely-pub-date']));
+    const pick = (...keys) => { for (const k of keys) if (values[k]) return values[k]; return ''; };
+    const title = squash(ldTitle || pick('dc:title', 'dcterm:title', 'og:title', 'weibo:article:title', 'weibo:webpage:title', 'title', 'twitter:title', 'parsely-title') || cleanTitle(doc));
+    const authors = ld && ld.author ? [].concat(ld.author).map((a) => str(a && a.name)).filter(Boolean).join(', ') : '';
+    let byline = squash(authors || pick('dc:creator', 'dcterm:creator', 'author', 'parsely-author'));
+    if (!byline && values['article:author'] && !/^https?:\/\//.test(values['article:author'])) byline = squash(values['article:author']);
+    const bylineEl = bylineElement(doc);
+    if (!byline && bylineEl) {
+      const named = bylineEl.querySelector('[itemprop*=name]');
+      byline = squash((named || bylineEl).textContent || '');
+    }
+    const published = squash(str(ld && ld.datePublished) || meta(doc, ['article:published_time', 'dcterms.available', 'dcterms.created', 'dcterms.issued', 'weibo:article:create_at', 'parsely-pub-date']));
     const lang = doc.documentElement.getAttribute('lang') || '';
     return { title, byline, bylineEl, lang: squash(lang), published };
   }
@@ -461,6 +558,7 @@ const X = (() => {
 
   function extract(opts) {
     const doc = document;
+    veiled = !!doc.body && getComputedStyle(doc.body).visibility === 'hidden';
     const md = metadata(doc);
     let chosen = null;
     // Strict first; when that leaves too little, without stripping unlikely-looking parts.
