@@ -2,7 +2,8 @@
 //! that order, become one script in `$OUT_DIR/helper.js`. No bundler: the
 //! parts are plain scripts joined inside one function, so they share its scope
 //! (and nothing of it reaches the global object but `__lumo`). The JS tests
-//! (`crates/browser/tests/js`) run this same file.
+//! (`crates/browser/tests/js`) run this same file. `extract.js` (page_extract)
+//! becomes `$OUT_DIR/reader.js`, installed only where a page is first read.
 
 use std::error::Error;
 use std::fs;
@@ -27,5 +28,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     script.push_str("})();\n");
     let out = std::env::var("OUT_DIR")?;
     fs::write(Path::new(&out).join("helper.js"), script)?;
+    // page_extract's reader: a function of the helper parts it shares, handed to
+    // the helper of the world it is evaluated in (installed when first needed).
+    let reader = fs::read_to_string(js.join("extract.js"))?;
+    fs::write(
+        Path::new(&out).join("reader.js"),
+        format!("// lumo's reader, from crates/browser/src/js/extract.js.\nglobalThis.__lumo.addReader(\n{reader});\n"),
+    )?;
     Ok(())
 }

@@ -43,7 +43,7 @@ async fn page<T: DeserializeOwned>(
     arg: impl Serialize,
 ) -> Result<T, BrowserError> {
     let arg = serde_json::to_value(arg).map_err(|e| fail(ErrorCode::OperationFailed, e.to_string()))?;
-    decode(method, world::call_page(live, tab, child, method, arg).await?)
+    decode(method, world::call_page(live, tab, child, world::Entry::Helper, method, arg).await?)
 }
 
 async fn on<T: DeserializeOwned>(
@@ -106,7 +106,7 @@ pub(crate) async fn reader(
     method: &str,
     arg: &serde_json::Value,
 ) -> Result<serde_json::Value, BrowserError> {
-    page(live, tab, child, method, arg).await
+    world::call_page(live, tab, child, world::Entry::Reader, method, arg.clone()).await
 }
 
 /// What `page_find` looks for.

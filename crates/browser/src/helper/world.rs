@@ -2,6 +2,9 @@
 //! world "lumo" of a frame, called with `Runtime.callFunctionOn` (arguments as
 //! JSON values, never spliced into source), its refs numbered from the
 //! session's [`RefBook`](crate::refs::RefBook) and booked to the tab and frame.
+//! page_extract's reader joins the helper with the first call that needs it.
+
+use std::sync::LazyLock;
 
 use lumo_protocol::ErrorCode;
 use serde::Deserialize;
@@ -21,6 +24,27 @@ const WORLD: &str = "lumo";
 const ON_PAGE: &str = "function(p, n, method, arg) { return globalThis.__lumo.page(p, n, method, arg); }";
 const ON_ELEMENT: &str = "function(p, n, method, arg) { return globalThis.__lumo.element(p, n, method, arg, this); }";
 const RESOLVE: &str = "function(r) { return globalThis.__lumo.resolve(r); }";
+
+/// page_extract's reader (`js/extract.js`, wrapped by `build.rs`): not part of
+/// the helper every document gets, so the first call that reads a document
+/// installs it, in the same call (a navigation between two calls cannot leave
+/// a world without it).
+const READER_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/reader.js"));
+static ON_PAGE_READING: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "function(p, n, method, arg) {{ if (!globalThis.__lumo.hasReader()) {{ {READER_JS} }} \
+         return globalThis.__lumo.page(p, n, method, arg); }}"
+    )
+});
+
+/// Which entry of the contract a call on the page's document goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Entry {
+    /// A method of the helper.
+    Helper,
+    /// A method of page_extract's reader (installed by the call when missing).
+    Reader,
+}
 
 /// A frame lumo runs its helper in: the tab's main frame (with the same-origin
 /// frames it reaches), or an out-of-process (cross-origin) frame with a CDP
@@ -137,9 +161,14 @@ pub(super) async fn call_page(
     live: &Live,
     tab: &Tab,
     child: Option<u32>,
+    entry: Entry,
     method: &str,
     arg: Value,
 ) -> Result<Value, BrowserError> {
+    let declaration = match entry {
+        Entry::Helper => ON_PAGE,
+        Entry::Reader => ON_PAGE_READING.as_str(),
+    };
     crate::page::ensure_no_dialog(tab)?;
     let frame = frame_rt(tab, child)?;
     let mut last_error = None;
@@ -151,7 +180,7 @@ pub(super) async fn call_page(
             live.call_in(
                 &frame.session,
                 "Runtime.callFunctionOn",
-                json!({"functionDeclaration": ON_PAGE, "executionContextId": context, "arguments": arguments,
+                json!({"functionDeclaration": declaration, "executionContextId": context, "arguments": arguments,
                     "returnByValue": true, "awaitPromise": true}),
             )
         });

@@ -34,8 +34,17 @@ const PAGE = {
   watch() { watch(); return null; },
   changes(limit) { return collectChanges(limit); },
   scroll(o) { return scroll(null, o); },
-  extract: X.extract, records: X.records, probeExtractors: X.probeExtractors,
+  // page_extract's reader (extract.js), once lumo has installed it in this world.
+  extract(o) { return reader().extract(o); },
+  records(d) { return reader().records(d); },
+  probeExtractors(d) { return reader().probeExtractors(d); },
 };
+
+let X = null;
+function reader() {
+  if (!X) throw new Error('lumo reader is not installed in this document');
+  return X;
+}
 
 // Methods on one element (a ref lumo resolved); each takes the element and one argument.
 const ELEMENT = {
@@ -56,4 +65,7 @@ globalThis.__lumo = {
   element(p, n, method, arg, e) { return run(ELEMENT, method, p, n, [e, arg]); },
   // The element behind a ref, or null: lumo keeps it as a remote object to act on.
   resolve,
+  // reader.js calls this with extract.js's function; it gets the parts it shares.
+  addReader(make) { if (!X) X = make({ refOf, roleOf, nameOf, valueOf }); },
+  hasReader() { return X !== null; },
 };

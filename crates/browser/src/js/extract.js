@@ -1,15 +1,19 @@
 // lumo's reader (page_extract): the page's main content as compact Markdown,
 // and declarative extractors' fields and records. Runs in the isolated world
-// "lumo" after page.js, on the live DOM (after the page's scripts ran), and
+// "lumo" beside the helper, on the live DOM (after the page's scripts ran), and
 // hands out the same refs as page_snapshot through __lumo.refOf.
 //
 // Choosing the content follows the shape of Mozilla Readability's heuristic
 // (score paragraphs, credit their ancestors, weigh class names and link
 // density, join related siblings, clean conditionally), on the rendered DOM:
 // what CSS hides is left out.
-// A part of the helper (parts.txt): it shares the helper's scope, so refs are the same.
-const X = (() => {
-  const L = { refOf, roleOf, nameOf, valueOf };
+//
+// Not a part of the helper: few calls need it, and every document pays for
+// what the helper carries. build.rs wraps this function into reader.js, which
+// lumo evaluates in the lumo world the first time a document is read
+// (helper/world.rs `ensure_reader`); the helper hands it the parts it shares
+// (`__lumo.addReader`), so refs are the same as page_snapshot's.
+(L) => {
 
   const squash = (s) => s.replace(/\s+/g, ' ').trim();
   const SKIP = new Set(['SCRIPT', 'STYLE', 'TEMPLATE', 'NOSCRIPT', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE', 'SVG', 'svg', 'CANVAS', 'OBJECT', 'EMBED']);
@@ -712,4 +716,4 @@ const X = (() => {
     },
     probeExtractors: probe,
   };
-})();
+}

@@ -20,7 +20,17 @@ const ON_ELEMENT = 'function(p, n, method, arg) { return globalThis.__lumo.eleme
 // The assembled helper: $LUMO_HELPER_JS, or the file build.rs wrote for the
 // lumo binary (cargo names its folder; an up-to-date build only reports it).
 export function helperScript() {
-  if (process.env.LUMO_HELPER_JS) return readFileSync(process.env.LUMO_HELPER_JS, 'utf8');
+  return built('helper.js', process.env.LUMO_HELPER_JS);
+}
+
+// page_extract's reader as build.rs wraps js/extract.js: lumo installs it in a
+// world the first time a document is read ($LUMO_READER_JS, or the build's file).
+export function readerScript() {
+  return built('reader.js', process.env.LUMO_READER_JS);
+}
+
+function built(file, override) {
+  if (override) return readFileSync(override, 'utf8');
   const build = spawnSync('cargo', ['build', '-p', 'lumo-cli', '--message-format=json'], {
     cwd: ROOT, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -28,9 +38,9 @@ export function helperScript() {
   for (const line of build.stdout.split('\n')) {
     if (!line.includes('"build-script-executed"')) continue;
     const m = JSON.parse(line);
-    if (/lumo-browser/.test(m.package_id)) return readFileSync(join(m.out_dir, 'helper.js'), 'utf8');
+    if (/lumo-browser/.test(m.package_id)) return readFileSync(join(m.out_dir, file), 'utf8');
   }
-  throw new Error('cargo did not report lumo-browser\'s build script; set LUMO_HELPER_JS to its helper.js');
+  throw new Error(`cargo did not report lumo-browser's build script; set LUMO_HELPER_JS / LUMO_READER_JS to its ${file}`);
 }
 
 // Serves `pages` (path -> HTML) on 127.0.0.1.

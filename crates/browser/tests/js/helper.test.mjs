@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { Browser, helperScript, serve } from './chromium.mjs';
+import { Browser, helperScript, readerScript, serve } from './chromium.mjs';
 
 const GIF = 'data:image/gif;base64,R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==';
 
@@ -420,4 +420,14 @@ describe('the contract', () => {
     const refused = await page.on('#alpha', 'toggleState');
     assert.match(refused.refused, /^button "Alpha" \[e\d+\] is not a checkbox, radio or switch$/);
   });
+});
+
+test('page_extract\'s reader is in a document only once installed, and hands out the snapshot\'s refs', async () => {
+  const page = await open('/refs.html');
+  await assert.rejects(page.call('extract', { maxBytes: 10000, offset: 0 }), /reader is not installed/);
+  const alpha = (await page.snapshot()).match(/button "Alpha" \[(e\d+)\]/)[1];
+  const installed = await page.send('Runtime.evaluate', { expression: readerScript(), contextId: page.context });
+  assert.equal(installed.exceptionDetails, undefined);
+  const read = await page.call('extract', { maxBytes: 10000, offset: 0 });
+  assert.ok(JSON.stringify(read).includes(`[${alpha}]`), JSON.stringify(read));
 });
