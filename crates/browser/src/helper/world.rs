@@ -172,18 +172,23 @@ pub(super) async fn call_page(
     crate::page::ensure_no_dialog(tab)?;
     let frame = frame_rt(tab, child)?;
     let mut last_error = None;
-    // One retry: a navigation can destroy the context between the two calls.
+    // One retry: a navigation can destroy the context between the two calls, and
+    // the bridge's worker may stop while the helper is installed (the install is
+    // safe to run again: a world that has the helper keeps it).
     for _ in 0..2 {
-        let context = world(live, &frame, tab).await?;
-        let call = numbered(live, tab, child, |ticket| {
-            let arguments = [ticket, vec![json!({"value": method}), json!({"value": arg})]].concat();
-            live.call_in(
-                &frame.session,
-                "Runtime.callFunctionOn",
-                json!({"functionDeclaration": declaration, "executionContextId": context, "arguments": arguments,
-                    "returnByValue": true, "awaitPromise": true}),
-            )
-        });
+        let call = async {
+            let context = world(live, &frame, tab).await?;
+            numbered(live, tab, child, |ticket| {
+                let arguments = [ticket, vec![json!({"value": method}), json!({"value": arg})]].concat();
+                live.call_in(
+                    &frame.session,
+                    "Runtime.callFunctionOn",
+                    json!({"functionDeclaration": declaration, "executionContextId": context, "arguments": arguments,
+                        "returnByValue": true, "awaitPromise": true}),
+                )
+            })
+            .await
+        };
         match call.await {
             Ok(value) => return Ok(value),
             Err(e) => {
