@@ -30,8 +30,9 @@ function roleOf(e) {
   const explicit = e.getAttribute('role');
   if (explicit) return explicit.split(' ')[0];
   const f = IMPLICIT[e.tagName];
-  if (f) return TABLE_PARTS.has(e.tagName) && layoutTable(e.closest('table')) ? '' : f(e);
-  if (e.isContentEditable && (e.parentElement === null || !e.parentElement.isContentEditable)) return 'textbox';
+  if (f) return TABLE_PARTS.has(e.tagName) && layoutTable(tableOf(e)) ? '' : f(e);
+  // The root of an editable region names itself with the attribute (isContentEditable asks the style).
+  if (e.hasAttribute('contenteditable') && e.isContentEditable && (e.parentElement === null || !e.parentElement.isContentEditable)) return 'textbox';
   return '';
 }
 
@@ -41,6 +42,12 @@ function roleOf(e) {
 const TABLE_PARTS = new Set(['TABLE', 'TR', 'TD', 'TH']);
 const BLOCKS = 'p,div,ul,ol,dl,h1,h2,h3,h4,h5,h6,blockquote,pre,form,article,section,table,br';
 let layoutSeen = new WeakMap();
+
+// The table a table part belongs to, by its parents (closest() costs more on every row).
+function tableOf(e) {
+  for (let p = e, up = 0; p && up < 4; p = p.parentElement, up++) if (p.tagName === 'TABLE') return p;
+  return e.closest('table');
+}
 function layoutTable(t) {
   if (!t) return false;
   let v = layoutSeen.get(t);

@@ -33,7 +33,7 @@ const LONG_LINE = 2000;
 function rowLine(tr, links, prevShape) {
   const found = [];
   const cells = [];
-  for (const cell of tr.children) {
+  for (let cell = tr.firstElementChild; cell; cell = cell.nextElementSibling) {
     found.cell = cells.length;
     cells.push(inlineOf(cell, links, true, found));
   }
@@ -109,71 +109,108 @@ const BLOCK_TAGS = new Set(['P', 'DIV', 'UL', 'OL', 'LI', 'DL', 'DT', 'DD', 'H1'
 // `always` (a table cell, a heading), everything is flattened into the line.
 // With `found` (a row), controls are left as numbered marks and listed there.
 function inlineOf(el, links, always, found) {
-  const line = lineOf(links, always, found);
-  for (const c of childrenOf(el)) if (!line.add(c)) return null;
+  const line = new Line(links, always, found);
+  if (composed(el)) { for (const c of childrenOf(el)) if (!line.add(c)) return null; }
+  else for (let c = el.firstChild; c; c = c.nextSibling) if (!line.add(c)) return null;
   return line.text();
 }
 
 // Set for the length of a `viewport` snapshot.
 let onScreenOnly = false;
 
+// Inline elements with no role and nothing to say of their own: without
+// attributes, they are their words (no role, state or handler to read).
+const PLAIN_INLINE = new Set(['SPAN', 'B', 'I', 'EM', 'STRONG', 'SMALL', 'CODE', 'ABBR', 'TIME', 'SUB', 'SUP', 'U', 'S',
+  'MARK', 'CITE', 'Q', 'FONT', 'KBD', 'VAR', 'DFN', 'BDI', 'BDO', 'DEL', 'INS', 'SAMP', 'TT', 'BIG', 'STRIKE', 'NOBR', 'WBR']);
+
 // A line being written from inline pieces: add(node) takes a node's words
 // (and its links and leaf controls) or, for a block, refuses it unchanged.
-function lineOf(links, always, found) {
-  let out = '';
-  // At an element's edge, words on both sides stay apart (as they are in the accessibility tree).
-  let edge = false;
-  const text = (t) => {
-    if (edge && /[\p{L}\p{N}\]]$/u.test(out) && /^[\p{L}\p{N}\[]/u.test(t)) out += ' ';
-    edge = false;
-    out += t;
-  };
-  function add(c) {
-    if (c.nodeType === 3) { text(c.data); return true; }
-    if (c.nodeType !== 1 || unrendered(c)) return true;
-    if (c.tagName === 'BR') { out += ' '; return true; }
-    if (c.tagName === 'LEGEND' && c.parentElement && c.parentElement.tagName === 'FIELDSET') return true;
-    if (c.tagName === 'LABEL' && c.control) {
+// A class, not closures: a snapshot writes thousands of lines.
+class Line {
+  constructor(links, always, found) {
+    this.out = '';
+    // At an element's edge, words on both sides stay apart (as they are in the accessibility tree).
+    this.edge = false;
+    this.links = links;
+    this.always = always;
+    this.found = found;
+  }
+
+  add(c) {
+    const at = this.out.length;
+    const was = this.edge;
+    if (this.put(c)) return true;
+    this.out = this.out.slice(0, at);
+    this.edge = was;
+    return false;
+  }
+
+  text() {
+    return squash(this.out);
+  }
+
+  words(t) {
+    if (this.edge && endsInWord(this.out) && startsWithWord(t)) this.out += ' ';
+    this.edge = false;
+    this.out += t;
+  }
+
+  put(c) {
+    const type = c.nodeType;
+    if (type === 3) { this.words(c.data); return true; }
+    if (type !== 1) return true;
+    const tag = c.tagName;
+    if (SKIP.has(tag)) return true;
+    const plain = !c.hasAttributes();
+    if (!plain && (c.hasAttribute('hidden') || c.getAttribute('aria-hidden') === 'true')) return true;
+    if (tag === 'BR') { this.out += ' '; return true; }
+    if (tag === 'LEGEND' && c.parentElement && c.parentElement.tagName === 'FIELDSET') return true;
+    if (tag === 'LABEL' && c.control) {
       // The control's name already says what the label says: keep only what the label wraps.
-      for (const k of c.children) if (!add(k)) return false;
+      for (let k = c.firstElementChild; k; k = k.nextElementSibling) if (!this.put(k)) return false;
       return true;
     }
-    const block = BLOCK_TAGS.has(c.tagName);
-    if (!always && (block || c.shadowRoot || c.tagName === 'IFRAME' || c.tagName === 'SELECT')) return false;
-    if (c.getAttribute('aria-hidden') === 'true') return true;
+    const always = this.always;
+    const block = BLOCK_TAGS.has(tag);
+    if (!always && (block || tag === 'IFRAME' || tag === 'SELECT' || c.shadowRoot)) return false;
     // In a table cell, like in a row's name, what is not rendered is known without a layout query.
     if (!always && !visible(c) && getComputedStyle(c).display !== 'contents') return true;
     // On-screen only: an inline piece off screen goes (text nodes have no box of their own to ask).
     if (onScreenOnly && !c.shadowRoot && !inViewport(c)) return true;
-    const r = roleOf(c);
-    edge = true;
-    if (isInteractive(c, r)) {
-      if (!always && !leafControl(c)) return false;
-      if (found) { text('[\u0000' + found.length + '\u0000'); found.push({ e: c, role: r || 'generic', cell: found.cell }); }
-      else text(control(c, r || 'generic', links, false));
-      edge = true;
-      return true;
+    this.edge = true;
+    if (!(plain && PLAIN_INLINE.has(tag))) {
+      const r = roleOf(c);
+      if (isInteractive(c, r)) {
+        if (!always && !leafControl(c)) return false;
+        const found = this.found;
+        if (found) { this.words('[\u0000' + found.length + '\u0000'); found.push({ e: c, role: r || 'generic', cell: found.cell }); }
+        else this.words(control(c, r || 'generic', this.links, false));
+        this.edge = true;
+        return true;
+      }
+      if (tag === 'IMG') { this.out += ' ' + (c.getAttribute('alt') || '') + ' '; return true; }
+      if (r && !INLINE_ROLES.has(r) && !always) return false;
     }
-    if (c.tagName === 'IMG') { out += ' ' + (c.getAttribute('alt') || '') + ' '; return true; }
-    if (r && !INLINE_ROLES.has(r) && !always) return false;
     // Blocks flattened into one line (a table cell) are apart.
-    if (block) out += ' ';
-    for (const k of c.shadowRoot || c.tagName === 'SLOT' || c.tagName === 'IFRAME' ? childrenOf(c) : c.childNodes) if (!add(k)) return false;
-    if (block) out += ' ';
-    edge = true;
+    if (block) this.out += ' ';
+    if (composed(c)) { for (const k of childrenOf(c)) if (!this.put(k)) return false; }
+    else for (let k = c.firstChild; k; k = k.nextSibling) if (!this.put(k)) return false;
+    if (block) this.out += ' ';
+    this.edge = true;
     return true;
   }
-  return {
-    add(c) {
-      const at = out.length;
-      const was = edge;
-      if (add(c)) return true;
-      out = out.slice(0, at);
-      edge = was;
-      return false;
-    },
-    text: () => squash(out),
-  };
+}
+
+// Whether a line ends in a letter, a digit or a ref's `]`; whether a piece starts with a letter, a digit or `[`.
+function endsInWord(s) {
+  const c = s.charCodeAt(s.length - 1);
+  if (c < 128) return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 93;
+  return /[\p{L}\p{N}]$/u.test(s.slice(-2));
+}
+function startsWithWord(s) {
+  const c = s.charCodeAt(0);
+  if (c < 128) return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 91;
+  return /^[\p{L}\p{N}]/u.test(s.slice(0, 2));
 }
 
 // Roles that read as words inside a line of text.
@@ -182,13 +219,16 @@ const INLINE_ROLES = new Set(['generic', 'presentation', 'none', 'img', 'paragra
 // A control with nothing inside that has a role of its own (words, images, plain wrappers).
 function leafControl(el) {
   if (el.shadowRoot || el.tagName === 'SELECT' || el.tagName === 'IFRAME') return false;
-  if (!el.firstElementChild) return true;
-  for (const c of el.querySelectorAll('*')) {
+  for (let c = el.firstElementChild; c; c = c.nextElementSibling) {
     const r = roleOf(c);
-    if ((r && !INLINE_ROLES.has(r)) || isInteractive(c, r) || c.shadowRoot || c.tagName === 'IFRAME') return false;
+    if ((r && !INLINE_ROLES.has(r)) || isInteractive(c, r) || c.shadowRoot || c.tagName === 'IFRAME' || !leafControl(c)) return false;
   }
   return true;
 }
+
+// Indents, made once.
+const pads = [];
+const padOf = (d) => pads[d] || (pads[d] = ' '.repeat(d));
 
 // Walks from `root` and writes one line per block. Options: interactive
 // (only actionable elements, flat), viewport (only what is on screen),
@@ -232,7 +272,7 @@ function snapshot(opts) {
   function walk(node, depth) {
     // Over budget: stop walking. Counting what was left out would cost a walk of the whole page.
     if (truncatedAt >= 0) return;
-    const pad = ' '.repeat(depth);
+    const pad = padOf(depth);
     if (node.nodeType === 3) {
       const t = squash(node.data);
       if (t && !opts.interactive) push(pad, t);
@@ -248,23 +288,22 @@ function snapshot(opts) {
       }
     }
     const el = node.nodeType === 1 ? node : null;
-    const inner = (d) => walkAll(childrenOf(node), d);
-    if (!el) { inner(depth); return; }
+    if (!el) { walkAll(childrenOf(node), depth); return; }
     if (el.tagName === 'LEGEND' && el.parentElement && el.parentElement.tagName === 'FIELDSET') return;
     if (el.tagName === 'LABEL' && el.control && !opts.interactive) {
       // The control's name already says what the label says: keep only what the label wraps.
-      for (const c of el.children) walk(c, depth);
+      for (const c of elementsOf(el)) walk(c, depth);
       return;
     }
     const role = roleOf(el);
     const interactive = isInteractive(el, role);
     if (opts.viewport && !inViewport(el) && !el.shadowRoot && el.tagName !== 'IFRAME') {
       // Off-screen: rows, controls and leaves go; containers are still walked, their children may show.
-      if (!el.children.length || el.tagName === 'TR' || el.tagName === 'LI' || interactive) return;
+      if (!el.firstElementChild || el.tagName === 'TR' || el.tagName === 'LI' || interactive) return;
     }
     if (opts.interactive) {
       if (interactive) push('', control(el, role || 'generic', false));
-      if (!interactive || !leafControl(el)) inner(depth);
+      if (!interactive || !leafControl(el)) walkAll(childrenOf(el), depth);
       return;
     }
     if (interactive && role !== 'iframe' && el.tagName !== 'SELECT' && leafControl(el)) {
@@ -275,7 +314,9 @@ function snapshot(opts) {
       const same = lastRow.parent === el.parentNode && lastRow.end === lines.length && lines.length > 0;
       const row = rowLine(el, links, same ? lastRow.shape : null);
       if (row.text) push(pad, interactive ? '[' + refOf(el) + '] ' + row.text : row.text);
-      lastRow = { parent: el.parentNode, shape: row.shape, end: lines.length };
+      lastRow.parent = el.parentNode;
+      lastRow.shape = row.shape;
+      lastRow.end = lines.length;
       return;
     }
     if (role === 'listitem') { item(el, depth, inlineOf(el, links, false)); return; }
@@ -283,7 +324,7 @@ function snapshot(opts) {
       if (interactive) {
         // e.g. a div with onclick or tabindex that holds more (a whole post): a ref, then its contents.
         push(pad, 'generic [' + refOf(el) + ']');
-        inner(depth + 1);
+        walkAll(childrenOf(el), depth + 1);
         return;
       }
       // A block of text and inline pieces reads as one line; a wrapper of blocks says nothing itself.
@@ -291,7 +332,7 @@ function snapshot(opts) {
         const text = inlineOf(el, links, false);
         if (text !== null) { if (text) push(pad, text); return; }
       }
-      inner(depth);
+      walkAll(childrenOf(el), depth);
       return;
     }
     const ref = interactive || ANCHORS.has(role) ? refOf(el) : '';
@@ -319,7 +360,7 @@ function snapshot(opts) {
       const title = labelOf(el) || el.getAttribute('title') || el.getAttribute('name');
       if (role === 'iframe') line = 'iframe' + (title ? ' ' + quote(title) : '') + ' [' + ref + ']';
       push(pad, line);
-      inner(depth + 1);
+      walkAll(childrenOf(el), depth + 1);
       return;
     }
     if (role === 'img') {
@@ -335,12 +376,12 @@ function snapshot(opts) {
       return;
     }
     push(pad, line);
-    inner(depth + 1);
+    walkAll(childrenOf(el), depth + 1);
   }
 
   // A list item: one line when its contents are inline, else a bullet on the first line inside it.
   function item(el, depth, text) {
-    const pad = ' '.repeat(depth);
+    const pad = padOf(depth);
     if (text !== null) { if (text) push(pad, '- ' + text); return; }
     bullet = pad;
     walkAll(childrenOf(el), depth + 1);
@@ -354,9 +395,9 @@ function snapshot(opts) {
     let menu = [];
     const flush = () => {
       const text = line && line.text();
-      if (text) push(' '.repeat(depth), text);
+      if (text) push(padOf(depth), text);
       line = null;
-      if (menu.length) push(' '.repeat(depth), menu.join(' '));
+      if (menu.length) push(padOf(depth), menu.join(' '));
       menu = [];
     };
     for (const c of nodes) {
@@ -370,7 +411,7 @@ function snapshot(opts) {
         }
         if (menu.length && c.nodeType === 3 && !c.data.trim()) continue;
         if (menu.length) flush();
-        if (!line) line = lineOf(links, false);
+        if (!line) line = new Line(links, false);
         if (line.add(c)) continue;
       }
       flush();

@@ -3,7 +3,9 @@
 const SKIP = new Set(['SCRIPT', 'STYLE', 'TEMPLATE', 'NOSCRIPT', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE']);
 
 const clip = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
-const squash = (s) => s.replace(/\s+/g, ' ').trim();
+// Most strings need no squashing: a test is cheaper than a replace and a trim.
+const MESSY = /[^\S ]| {2}|^ | $/;
+const squash = (s) => (MESSY.test(s) ? s.replace(/\s+/g, ' ').trim() : s);
 const quote = (s) => JSON.stringify(s);
 
 // textContent, not innerText: innerText costs a layout query per call, which
@@ -32,7 +34,7 @@ function plainText(e) {
 // boundaries become spaces.
 function visibleText(el) {
   let out = '';
-  for (const c of el.childNodes) {
+  for (let c = el.firstChild; c; c = c.nextSibling) {
     if (c.nodeType === 3) out += c.data;
     else if (c.nodeType === 1 && !SKIP.has(c.tagName) && visible(c)) out += ' ' + visibleText(c) + ' ';
   }
@@ -50,16 +52,37 @@ function inViewport(e) {
   return r.bottom > 0 && r.right > 0 && r.top < w.innerHeight && r.left < w.innerWidth;
 }
 
+// The nodes the walk goes through under `n`, as an array: a shadow root's,
+// a slot's assigned nodes, a frame's body, else its own children. Built from
+// the sibling chain: iterating a NodeList with for…of costs about 2 µs a
+// node in Chromium (10 ms of a snapshot of the bench's 5,000-element page).
 function childrenOf(n) {
-  if (n.shadowRoot) return n.shadowRoot.childNodes;
+  if (!composed(n)) return siblings(n.firstChild);
+  if (n.shadowRoot) return siblings(n.shadowRoot.firstChild);
   if (n.tagName === 'SLOT') {
     const a = n.assignedNodes({ flatten: true });
-    return a.length ? a : n.childNodes;
+    return a.length ? a : siblings(n.firstChild);
   }
   if (n.tagName === 'IFRAME') {
     let d = null;
     try { d = n.contentDocument; } catch (_) { d = null; }
     return d && d.body ? [d.body] : [];
   }
-  return n.childNodes;
+  return siblings(n.firstChild);
+}
+
+// Whether the walk goes through other nodes than `n`'s own children.
+const composed = (n) => n.shadowRoot || n.tagName === 'SLOT' || n.tagName === 'IFRAME';
+
+function siblings(c) {
+  const a = [];
+  for (; c; c = c.nextSibling) a.push(c);
+  return a;
+}
+
+// An element's element children, as an array (see childrenOf).
+function elementsOf(n) {
+  const a = [];
+  for (let c = n.firstElementChild; c; c = c.nextElementSibling) a.push(c);
+  return a;
 }
