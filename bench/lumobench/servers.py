@@ -182,8 +182,8 @@ class Adapter:
         """
         quoted = f'"{name}"'
         fallback = None
-        # A table row may sit on one line with its cells split by " | " (lumo): each cell is a candidate.
-        for line in (seg for line_ in text.splitlines() for seg in line_.split(" | ")):
+        # A table row may sit on one line with its cells split by "|" (lumo): each cell is a candidate.
+        for line in (seg for line_ in text.splitlines() for seg in line_.split("|")):
             if quoted not in line:
                 continue
             ref = self._line_ref(line)
@@ -341,7 +341,7 @@ class LumoAdapter(Adapter):
     ref_re = re.compile(LUMO["ref_re"])
 
     # A block's controls share its line (``form "Sign in" [e2]: textbox "User" [e3] button "Go" [e4]``);
-    # a table row shaped like the row above drops role words (``Row 3 | Details 3 [e9] | Qty 3 [e10]``).
+    # a table row shaped like the row above drops role words (``Row 3|Details 3 [e9]|Qty 3 [e10]``).
     _NAMED = re.compile(r'([a-z]+) "((?:[^"\\]|\\.)*)"[^"]*$')
     _LINK = re.compile(r"\[([^\[\]]*)\]$")
 
@@ -350,14 +350,14 @@ class LumoAdapter(Adapter):
         parts = self.ref_re.split(lines[i])
         out: list[tuple[str | None, str, str]] = []
         for before, ref in zip(parts[0::2], parts[1::2]):
-            seg = before.split(" | ")[-1]
+            seg = before.split("|")[-1]
             if m := self._NAMED.search(seg):
                 out.append((m.group(1), m.group(2), ref))
             elif m := self._LINK.search(seg):
                 out.append(("link", m.group(1), ref))
             else:
                 out.append((None, seg.strip().lstrip("-: ").strip(), ref))
-        if out and any(r is None for r, _, _ in out) and " | " in lines[i] and i > 0:
+        if out and any(r is None for r, _, _ in out) and "|" in lines[i] and i > 0:
             above = self._controls(lines, i - 1)
             if len(above) == len(out) and all(r for r, _, _ in above):
                 out = [(r, n, ref) for (r, _, _), (_, n, ref) in zip(above, out)]

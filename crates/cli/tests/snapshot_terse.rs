@@ -1,8 +1,8 @@
 //! A terse snapshot (issue 13 item 2): the outline keeps every word and every
 //! ref an agent acts on, in far fewer bytes than the first format (`- row:
 //! Row 7 | link "Details 7" [e395] | textbox "Qty 7" [e396] | button
-//! "Select" [e397]`, 72% of the bench's 5,000-element page). Rows shaped like
-//! the row above drop their role words; their refs still act.
+//! "Select" [e397]`, 72% of the bench's 5,000-element page). Cells are split by
+//! a bare `|`; rows shaped like the row above drop their role words; their refs still act.
 
 mod common;
 
@@ -35,7 +35,7 @@ fn page() -> String {
 fn row_ref(snapshot: &str, n: usize, control: usize) -> String {
     let line = snapshot
         .lines()
-        .find(|l| l.trim_start().starts_with(&format!("Row {n} |")))
+        .find(|l| l.trim_start().starts_with(&format!("Row {n}|")))
         .unwrap_or_else(|| panic!("no line for Row {n} in:\n{snapshot}"));
     let refs: Vec<&str> = line.split('[').filter_map(|p| p.split_once(']')).map(|(r, _)| r).collect();
     refs.iter().filter(|r| r.starts_with('e')).nth(control).unwrap_or_else(|| panic!("{line}")).to_string()
@@ -54,14 +54,14 @@ async fn a_table_of_same_shaped_rows_is_terse_keeps_every_word_and_its_refs_act(
 
     // Every word of every row, each control with its ref.
     for n in 1..=ROWS {
-        for word in [format!("Row {n} |"), format!("Details {n}"), format!("Qty {n}")] {
+        for word in [format!("Row {n}|"), format!("Details {n}"), format!("Qty {n}")] {
             assert!(snapshot.contains(&word), "{word:?} is missing from:\n{snapshot}");
         }
     }
     assert!(snapshot.contains("Read [the ordering guide]["), "a paragraph's link stays inline:\n{snapshot}");
     // The first row names its controls' roles; the rows below it, shaped alike, do not repeat them.
-    assert!(snapshot.contains(" | textbox \"Qty 1\" [e") && snapshot.contains(" | button \"Select\" [e"), "{snapshot}");
-    let bare = snapshot.lines().find(|l| l.trim_start().starts_with("Row 250 |")).unwrap_or_default();
+    assert!(snapshot.contains("|textbox \"Qty 1\" [e") && snapshot.contains("|button \"Select\" [e"), "{snapshot}");
+    let bare = snapshot.lines().find(|l| l.trim_start().starts_with("Row 250|")).unwrap_or_default();
     assert!(!bare.contains("button") && !bare.contains("textbox"), "a repeated row is written bare: {bare}");
 
     // A bare row's refs act: type into its textbox, click its button.
@@ -76,7 +76,7 @@ async fn a_table_of_same_shaped_rows_is_terse_keeps_every_word_and_its_refs_act(
 
     // page_find gives a row's context in full.
     let found = lumo.ok("page_find", json!({"text": "Row 250"})).await.text();
-    assert!(found.contains("Row 250 | [Details 250][") && found.contains("button \"Select\" ["), "{found}");
+    assert!(found.contains("Row 250|[Details 250][") && found.contains("button \"Select\" ["), "{found}");
 
     // Link targets: left out of the whole page, shown in a subtree.
     assert!(!snapshot.contains("/detail/"), "{snapshot}");

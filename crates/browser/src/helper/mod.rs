@@ -7,6 +7,7 @@
 //! error, not a silent default. `world.rs` carries the calls and books the refs
 //! each one made.
 
+pub(crate) mod script;
 mod world;
 
 use lumo_protocol::ErrorCode;

@@ -10,14 +10,11 @@ use lumo_protocol::ErrorCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::script::{HELPER_JS, WORLD};
 use crate::error::{BrowserError, refuse};
 use crate::session::Live;
 use crate::tab::Tab;
 use crate::tool::fail;
-
-/// The helper, assembled by `build.rs` from the parts `js/parts.txt` lists.
-const HELPER_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/helper.js"));
-const WORLD: &str = "lumo";
 
 /// The two entries of the contract (`js/api.js`): a method of the frame's
 /// document, a method of one element (`this`).
@@ -92,8 +89,32 @@ fn with_frame_state<T>(tab: &Tab, child: Option<u32>, f: impl FnOnce(&mut Option
     }
 }
 
+/// Where a call runs: the world's context, by the unique id Chromium
+/// announced when it made the world, or by the id `Page.createIsolatedWorld` gave.
+#[derive(Debug, Clone)]
+pub(super) struct Context {
+    pub(super) id: i64,
+    unique: Option<String>,
+}
+
+impl Context {
+    /// The context's key in `Runtime.callFunctionOn`'s parameters, added to `params`.
+    fn target(&self, mut params: Value) -> Value {
+        match &self.unique {
+            Some(unique) => params["uniqueContextId"] = json!(unique),
+            None => params["executionContextId"] = json!(self.id),
+        }
+        params
+    }
+}
+
 /// The execution context of the "lumo" world in a frame, with the helper installed.
-pub(super) async fn world(live: &Live, frame: &FrameRt, tab: &Tab) -> Result<i64, BrowserError> {
+pub(super) async fn world(live: &Live, frame: &FrameRt, tab: &Tab) -> Result<Context, BrowserError> {
+    if frame.child.is_none()
+        && let Some((id, unique)) = tab.state().preloaded_world.clone()
+    {
+        return Ok(Context { id, unique: Some(unique) });
+    }
     let created = live
         .call_in(&frame.session, "Page.createIsolatedWorld", json!({"frameId": frame.frame_id, "worldName": WORLD}))
         .await?;
@@ -113,7 +134,7 @@ pub(super) async fn world(live: &Live, frame: &FrameRt, tab: &Tab) -> Result<i64
         thrown(&result)?;
         with_frame_state(tab, frame.child, |world| *world = Some(id));
     }
-    Ok(id)
+    Ok(Context { id, unique: None })
 }
 
 /// The error for a call that threw in the page.
@@ -183,8 +204,8 @@ pub(super) async fn call_page(
                 live.call_in(
                     &frame.session,
                     "Runtime.callFunctionOn",
-                    json!({"functionDeclaration": declaration, "executionContextId": context, "arguments": arguments,
-                        "returnByValue": true, "awaitPromise": true}),
+                    context.target(json!({"functionDeclaration": declaration, "arguments": arguments,
+                        "returnByValue": true, "awaitPromise": true})),
                 )
             })
             .await
@@ -193,6 +214,10 @@ pub(super) async fn call_page(
             Ok(value) => return Ok(value),
             Err(e) => {
                 with_frame_state(tab, child, |world| *world = None);
+                if child.is_none() {
+                    // The helper may be missing from a world Chromium made: install it the old way.
+                    tab.state().preloaded_world = None;
+                }
                 last_error = Some(e);
             }
         }
@@ -244,7 +269,7 @@ pub(super) async fn resolve(
         .call_in(
             &frame.session,
             "Runtime.callFunctionOn",
-            json!({"functionDeclaration": RESOLVE, "executionContextId": context, "arguments": [{"value": r}]}),
+            context.target(json!({"functionDeclaration": RESOLVE, "arguments": [{"value": r}]})),
         )
         .await?;
     Ok(result["result"]["objectId"].as_str().map(|object| Element {
@@ -260,7 +285,7 @@ pub(super) async fn adopt(live: &Live, tab: &Tab, backend_node_id: &Value) -> Re
     let main = frame_rt(tab, None)?;
     let context = world(live, &main, tab).await?;
     let resolved = live
-        .call(tab, "DOM.resolveNode", json!({"backendNodeId": backend_node_id, "executionContextId": context}))
+        .call(tab, "DOM.resolveNode", json!({"backendNodeId": backend_node_id, "executionContextId": context.id}))
         .await?;
     Ok(resolved["object"]["objectId"].as_str().map(|object| Element {
         session: tab.session_id.clone(),

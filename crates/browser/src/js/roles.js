@@ -89,23 +89,40 @@ function isInteractive(e, role) {
 // Elements with the form states (disabled, required, read-only) as properties.
 const FORM_TAGS = new Set(['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON', 'FIELDSET', 'OPTION', 'OPTGROUP']);
 
+// The ARIA state attributes states() reads: one match answers "none" for most elements.
+const STATE_ATTRS = '[aria-disabled],[aria-checked],[aria-expanded],[aria-selected]';
+
 function states(e, role) {
   const out = [];
-  const form = FORM_TAGS.has(e.tagName);
-  if (role === 'heading') out.push('level=' + (e.getAttribute('aria-level') || e.tagName.slice(1)));
-  if ((form && e.disabled) || e.getAttribute('aria-disabled') === 'true') out.push('disabled');
+  const tag = e.tagName;
+  const form = FORM_TAGS.has(tag);
+  const aria = e.matches(STATE_ATTRS);
+  if (role === 'heading') out.push('level=' + (e.getAttribute('aria-level') || tag.slice(1)));
+  if ((form && e.disabled) || (aria && e.getAttribute('aria-disabled') === 'true')) out.push('disabled');
   if (role === 'checkbox' || role === 'radio' || role === 'switch' || role.startsWith('menuitem')) {
-    const c = e.checked !== undefined && e.tagName === 'INPUT' ? e.checked : e.getAttribute('aria-checked') === 'true';
+    const c = e.checked !== undefined && tag === 'INPUT' ? e.checked : aria && e.getAttribute('aria-checked') === 'true';
     if (c) out.push('checked');
   }
-  const exp = e.getAttribute('aria-expanded');
+  const exp = aria ? e.getAttribute('aria-expanded') : null;
   if (exp !== null) out.push(exp === 'true' ? 'expanded' : 'collapsed');
-  if (e.tagName === 'DETAILS') out.push(e.open ? 'expanded' : 'collapsed');
-  if (e.getAttribute('aria-selected') === 'true' || (e.tagName === 'OPTION' && e.selected)) out.push('selected');
+  if (tag === 'DETAILS') out.push(e.open ? 'expanded' : 'collapsed');
+  if ((aria && e.getAttribute('aria-selected') === 'true') || (tag === 'OPTION' && e.selected)) out.push('selected');
   if (form && e.required) out.push('required');
-  if (form && e.readOnly && (e.tagName === 'INPUT' || e.tagName === 'TEXTAREA')) out.push('readonly');
-  if (e === e.ownerDocument.activeElement && e.tagName !== 'BODY') out.push('focused');
+  if (form && e.readOnly && (tag === 'INPUT' || tag === 'TEXTAREA')) out.push('readonly');
+  if (tag !== 'BODY' && e === activeIn(e.ownerDocument)) out.push('focused');
   return out;
+}
+
+// The focused element of a document; a snapshot asks once per document (focus does not move while it reads).
+let focusSeen = null;
+function activeIn(doc) {
+  if (!focusSeen) return doc.activeElement;
+  let a = focusSeen.get(doc);
+  if (a === undefined) {
+    a = doc.activeElement;
+    focusSeen.set(doc, a);
+  }
+  return a;
 }
 
 function valueOf(e, role) {

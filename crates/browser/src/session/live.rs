@@ -288,10 +288,18 @@ impl Live {
             s,
         );
         // Page tools: replays the registered ones as toolsAdded. Older browsers lack the domain.
-        let (attached, webmcp) = tokio::join!(auto_attach, self.cdp.call("WebMCP.enable", json!({}), s));
+        // The helper in every new document (helper/script.rs); a browser that refuses leaves
+        // lumo installing it on first use.
+        let preload = self.cdp.call("Page.addScriptToEvaluateOnNewDocument", crate::helper::script::preload(), s);
+        let (attached, webmcp, preloaded) =
+            tokio::join!(auto_attach, self.cdp.call("WebMCP.enable", json!({}), s), preload);
         attached?;
         if let Err(e) = webmcp {
             tracing::debug!(target = %target_id, error = %e, "WebMCP is not available in this tab");
+        }
+        match preloaded {
+            Ok(_) => tab.state().preloaded = true,
+            Err(e) => tracing::debug!(target = %target_id, error = %e, "the helper is installed on first use"),
         }
         let scope = self.scope_of(browser_context);
         {

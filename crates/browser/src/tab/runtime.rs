@@ -5,11 +5,33 @@
 use serde_json::Value;
 
 use super::state::{CONSOLE_CAP, ConsoleEntry, TabState, push_capped};
+use crate::helper::script::WORLD;
 
 /// Applies one `Runtime.*` event; returns whether it changed anything.
 pub(super) fn decode(s: &mut TabState, method: &str, params: &Value) -> bool {
     match method {
-        "Runtime.executionContextsCleared" => s.world = None,
+        "Runtime.executionContextsCleared" => {
+            s.world = None;
+            s.preloaded_world = None;
+        }
+        "Runtime.executionContextCreated" => {
+            let context = &params["context"];
+            let main = context["auxData"]["frameId"].as_str() == Some(s.main_frame.as_str());
+            if s.preloaded && main && context["name"].as_str() == Some(WORLD) {
+                // Chromium ran the helper as it made this world (Page.addScriptToEvaluateOnNewDocument).
+                if let (Some(id), Some(unique)) = (context["id"].as_i64(), context["uniqueId"].as_str()) {
+                    s.preloaded_world = Some((id, unique.to_string()));
+                }
+            }
+            return false;
+        }
+        "Runtime.executionContextDestroyed" => {
+            let id = params["executionContextId"].as_i64();
+            if s.preloaded_world.as_ref().is_some_and(|(w, _)| Some(*w) == id) {
+                s.preloaded_world = None;
+            }
+            return false;
+        }
         "Runtime.consoleAPICalled" => {
             let text = params["args"]
                 .as_array()

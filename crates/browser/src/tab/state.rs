@@ -85,6 +85,12 @@ pub(crate) struct TabState {
     pub(crate) file_chooser: Option<FileChooser>,
     /// The isolated world's execution context that has lumo's helper installed.
     pub(crate) world: Option<i64>,
+    /// The main frame's "lumo" world as Chromium announced it, once the helper
+    /// is registered for every new document of this tab (`preloaded`): id and
+    /// unique id (an id alone may name another context after a process swap).
+    pub(crate) preloaded_world: Option<(i64, String)>,
+    /// Whether Chromium runs the helper in every new document of this tab.
+    pub(crate) preloaded: bool,
     pub(crate) main_frame: String,
     /// The data of an HTML5 drag that Chromium handed to lumo (`Input.dragIntercepted`).
     pub(crate) drag: Option<Value>,
