@@ -12,7 +12,7 @@ const f = process.env.PAGE || 'size-5000.html';
 const srv = await serve({ ['/' + f]: readFileSync((process.env.DIR || ROOT + 'bench/cache/pages/') + f, 'utf8') });
 const b = await Browser.launch();
 const rounds = Number(process.env.ROUNDS || 10);
-const res = new Map(helpers.map(([n]) => [n, { first: [], warm: [], install: [] }]));
+const res = new Map(helpers.map(([n]) => [n, { first: [], warm: [] }]));
 const fn = `function(o) { const t = performance.now(); globalThis.__lumo.page('e', 1, 'snapshot', o); return performance.now() - t; }`;
 const p = await b.open(srv.url('/' + f), helpers[0][1]);
 for (let r = 0; r < rounds; r++) {

@@ -15,6 +15,9 @@ pub(crate) const WORLD: &str = "lumo";
 /// shows now), so a document's first call finds it there: creating the world
 /// and evaluating the helper on the first call cost about 12 ms, and asking
 /// for the world again on every call 1–3 ms.
+/// Only the top document runs it: the helper there reads same-origin frames
+/// itself, and a page's other frames (ads, widgets) need not pay for it.
 pub(crate) fn preload() -> Value {
-    json!({"source": HELPER_JS, "worldName": WORLD, "runImmediately": true})
+    let source = format!("if (window === window.top) {{\n{HELPER_JS}\n}}");
+    json!({"source": source, "worldName": WORLD, "runImmediately": true})
 }
