@@ -57,7 +57,6 @@ function inViewport(e) {
 // the sibling chain: iterating a NodeList with for…of costs about 2 µs a
 // node in Chromium (10 ms of a snapshot of the bench's 5,000-element page).
 function childrenOf(n) {
-  if (!composed(n)) return siblings(n.firstChild);
   if (n.shadowRoot) return siblings(n.shadowRoot.firstChild);
   if (n.tagName === 'SLOT') {
     const a = n.assignedNodes({ flatten: true });
