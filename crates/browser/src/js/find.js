@@ -9,41 +9,51 @@ function gather(q) {
   const byText = !!(needle || q.regex);
   const out = [];
   const all = [];
-  (function collect(root) {
-    // Subtrees the snapshot leaves out (aria-hidden, hidden, scripts…) are not found either.
-    const tw = (root.ownerDocument || root).createTreeWalker(root, NodeFilter.SHOW_ELEMENT, renderedOnly);
-    for (let n = tw.currentNode; n; n = tw.nextNode()) {
-      if (n.nodeType !== 1) continue;
-      all.push(n);
-      if (n.shadowRoot) collect(n.shadowRoot);
-      if (n.tagName === 'IFRAME') { try { if (n.contentDocument && n.contentDocument.body) collect(n.contentDocument.body); } catch (_) {} }
+  // Subtrees the snapshot leaves out (aria-hidden, hidden, scripts…) are not found either.
+  // A walk by element siblings: a TreeWalker with a script filter cost a third of a find.
+  (function collect(n) {
+    for (let c = n.firstElementChild; c; c = c.nextElementSibling) {
+      if (unrendered(c)) continue;
+      all.push(c);
+      if (c.shadowRoot) collect(c.shadowRoot);
+      if (c.tagName === 'IFRAME') { try { if (c.contentDocument && c.contentDocument.body) { all.push(c.contentDocument.body); collect(c.contentDocument.body); } } catch (_) {} }
+      collect(c);
     }
   })(document.body || document.documentElement);
+  const root = document.body || document.documentElement;
+  if (root) all.unshift(root);
   for (const e of all) {
     if (SKIP.has(e.tagName)) continue;
-    if (needle) {
-      // Cheap prefilter: a name or value can only match if the text or a naming attribute has the needle.
-      const cheap = (e.textContent + ' ' + (e.getAttribute('aria-label') || '') + ' ' + (e.getAttribute('placeholder') || '') + ' ' +
-        (e.getAttribute('title') || '') + ' ' + (e.getAttribute('alt') || '') + ' ' + (e.value || '')).toLowerCase();
-      if (!cheap.includes(needle) && !e.hasAttribute('aria-labelledby') && !labelsOf(e).length) continue;
-    }
     const role = roleOf(e);
     const interactive = isInteractive(e, role);
     if (q.role && role !== q.role) continue;
     if (!role && !interactive && !byText) continue;
+    // Containers match on their own text nodes (each hit is the innermost element); the rest on their name.
+    const own = !interactive && !NAME_FROM_CONTENT.has(role);
+    if (needle) {
+      // Cheap prefilter: a name or value can only match if the text or a naming attribute has the needle.
+      const words = own && e.tagName !== 'FIELDSET' ? ownText(e) : e.textContent;
+      const cheap = (words + ' ' + (e.getAttribute('aria-label') || '') + ' ' + (e.getAttribute('placeholder') || '') + ' ' +
+        (e.getAttribute('title') || '') + ' ' + (e.getAttribute('alt') || '') + ' ' + (e.value || '')).toLowerCase();
+      if (!cheap.includes(needle) && !e.hasAttribute('aria-labelledby') && !labelsOf(e).length) continue;
+    }
     const name = role || interactive ? nameOf(e, role) : '';
     const val = valueOf(e, role);
     let hay = name + (val ? ' ' + val : '');
-    if (!interactive && !NAME_FROM_CONTENT.has(role)) {
-      // Containers (plain, paragraphs, status) match on their own text nodes, so each hit is the innermost element.
-      hay += ' ' + Array.from(e.childNodes).filter((c) => c.nodeType === 3).map((c) => c.data).join(' ');
-    }
+    if (own) hay += ' ' + ownText(e);
     hay = squash(hay);
     if (!hay && byText) continue;
     if (needle && !hay.toLowerCase().includes(needle)) continue;
     out.push({ e, hay, interactive });
   }
   return out;
+}
+
+// The words of an element's own text nodes, apart.
+function ownText(e) {
+  let t = '';
+  for (let c = e.firstChild; c; c = c.nextSibling) if (c.nodeType === 3) t += (t ? ' ' : '') + c.data;
+  return t;
 }
 
 // Writes the visible hits among `hits` as lines with refs and a little context.
