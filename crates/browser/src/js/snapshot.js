@@ -296,8 +296,9 @@ function snapshot(opts) {
     if (truncatedAt >= 0) return;
     const pad = padOf(depth);
     if (node.nodeType === 3) {
+      if (opts.interactive) return;
       const t = squash(node.data);
-      if (t && !opts.interactive) push(pad, t);
+      if (t) push(pad, t);
       return;
     }
     if (node.nodeType !== 1 && node.nodeType !== 11) return;
