@@ -5,7 +5,8 @@
 // timestamps and differ between any two runs (bbc-1, herald-sun-1, webmd-1/2).
 //
 //   node bench/probes/snapshot-same.mjs OLD/helper.js NEW/helper.js
-// (each build leaves its assembled helper in target/*/build/lumo-browser-*/out/helper.js; ONLY=part-of-url filters)
+// (each build leaves its assembled helper in target/*/build/lumo-browser-*/out/helper.js; ONLY=part-of-url
+// filters; OPTS='{"interactive":true}' passes snapshot options)
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Browser } from '../../crates/browser/tests/js/chromium.mjs';

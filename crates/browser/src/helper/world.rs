@@ -193,10 +193,11 @@ pub(super) async fn call_page(
     crate::page::ensure_no_dialog(tab)?;
     let frame = frame_rt(tab, child)?;
     let mut last_error = None;
-    // One retry: a navigation can destroy the context between the two calls, and
-    // the bridge's worker may stop while the helper is installed (the install is
-    // safe to run again: a world that has the helper keeps it).
-    for _ in 0..2 {
+    // Two retries: a navigation can destroy the context between the two calls, and
+    // the bridge's worker may stop during the call and again while the retry installs
+    // the helper by hand (the install is safe to run again: a world that has the
+    // helper keeps it).
+    for _ in 0..3 {
         let call = async {
             let context = world(live, &frame, tab).await?;
             numbered(live, tab, child, |ticket| {
