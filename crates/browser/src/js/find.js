@@ -8,7 +8,8 @@ function gather(q) {
   const needle = q.text ? q.text.toLowerCase() : null;
   const byText = !!(needle || q.regex);
   const out = [];
-  const all = [];
+  const root = document.body || document.documentElement;
+  const all = [root];
   // Subtrees the snapshot leaves out (aria-hidden, hidden, scripts…) are not found either.
   // A walk by element siblings: a TreeWalker with a script filter cost a third of a find.
   (function collect(n) {
@@ -19,9 +20,7 @@ function gather(q) {
       if (c.tagName === 'IFRAME') { try { if (c.contentDocument && c.contentDocument.body) { all.push(c.contentDocument.body); collect(c.contentDocument.body); } } catch (_) {} }
       collect(c);
     }
-  })(document.body || document.documentElement);
-  const root = document.body || document.documentElement;
-  if (root) all.unshift(root);
+  })(root);
   for (const e of all) {
     if (SKIP.has(e.tagName)) continue;
     const role = roleOf(e);
