@@ -238,21 +238,25 @@ async fn a_tab_already_on_a_file_or_internal_page_is_never_read() {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         assert!(listed.contains(shows), "the attached tab shows {shows}: {listed}");
-        for (tool, args) in [
-            ("page_snapshot", json!({})),
-            ("devtools_evaluate", json!({"expression": "document.body.innerText"})),
-            ("page_find", json!({"text": "root"})),
-            ("page_screenshot", json!({})),
-            ("network_requests", json!({})),
-            ("devtools_console", json!({})),
-        ] {
-            let refused = lumo.fails(tool, args, "forbidden").await;
-            assert!(!refused.text().contains(PASSWD), "{tool}: {}", refused.text());
-            assert!(
-                refused.error_message().contains("browser_navigate"),
-                "{tool}: says how to leave: {}",
-                refused.text()
-            );
+        // Several rounds: Chromium's new-tab page moves to another process soon after it
+        // starts, and for a moment the tab shows no URL (it must not pass for a blank tab).
+        for _round in 0..3 {
+            for (tool, args) in [
+                ("page_snapshot", json!({})),
+                ("devtools_evaluate", json!({"expression": "document.body.innerText"})),
+                ("page_find", json!({"text": "root"})),
+                ("page_screenshot", json!({})),
+                ("network_requests", json!({})),
+                ("devtools_console", json!({})),
+            ] {
+                let refused = lumo.fails(tool, args, "forbidden").await;
+                assert!(!refused.text().contains(PASSWD), "{tool}: {}", refused.text());
+                assert!(
+                    refused.error_message().contains("browser_navigate"),
+                    "{tool}: says how to leave: {}",
+                    refused.text()
+                );
+            }
         }
         // Leaving is allowed, and the new page is read as usual.
         lumo.ok("browser_navigate", json!({"url": "about:blank"})).await;

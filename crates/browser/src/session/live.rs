@@ -277,8 +277,11 @@ impl Live {
             let frame = &tree["frameTree"]["frame"];
             let mut state = tab.state();
             // A navigation seen since is newer than this answer.
-            if state.navigations == 0 && frame["id"].as_str() == Some(state.main_frame.as_str()) {
-                state.url = frame["url"].as_str().unwrap_or_default().to_string();
+            if state.navigations == 0
+                && frame["id"].as_str() == Some(state.main_frame.as_str())
+                && let Some(url) = frame["url"].as_str().filter(|u| !u.is_empty())
+            {
+                state.url = url.to_string();
             }
         }
         // Cross-origin iframes run in their own process: attach to them too (see the pump).

@@ -19,6 +19,7 @@ mod live;
 mod pump;
 
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
 
 use lumo_cdp::Browser;
 use lumo_protocol::ErrorCode;
@@ -32,6 +33,9 @@ use crate::refs::RefBook;
 use crate::tab::Tab;
 use crate::tool::fail;
 use crate::url_policy::UrlPolicy;
+
+/// How long a tool waits for a tab that shows no URL to show one before it refuses.
+const UNPLACED_WAIT: Duration = Duration::from_secs(2);
 
 /// One client's handle on the browser lumo drives (started on first use):
 /// the browser is shared, the tabs are the handle's own (see the module docs).
@@ -174,10 +178,24 @@ impl Session {
     /// Refuses a tab whose page the URL policy does not let tools read.
     pub(crate) async fn check_readable(&self, live: &Live, tab: &Tab) -> Result<(), BrowserError> {
         let mut url = tab.state().url.clone();
-        if url.is_empty() {
-            // lumo has not seen this tab commit a page (attached mid-load): ask the browser.
+        // lumo has not seen this tab commit a page (attached mid-load): ask the browser. It
+        // shows no URL either while a document is being replaced (Chromium's new-tab page
+        // moves to another process as it starts): wait for the next one rather than read a
+        // page lumo cannot place.
+        let deadline = Instant::now() + UNPLACED_WAIT;
+        while url.is_empty() {
             let info = live.cdp.call("Target.getTargetInfo", json!({"targetId": tab.target_id}), None).await;
             url = info.ok().and_then(|i| i["targetInfo"]["url"].as_str().map(str::to_string)).unwrap_or_default();
+            if url.is_empty() {
+                if Instant::now() >= deadline {
+                    return Err(refuse(
+                        ErrorCode::Unavailable,
+                        "This tab shows no page yet (it is between two documents). Call again in a moment.",
+                    ));
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                url = tab.state().url.clone();
+            }
         }
         self.policy.check_page(&url).map_err(|mut refused| {
             refused.message.push_str(" Leave it with browser_navigate or close it with browser_tabs.");

@@ -60,7 +60,10 @@ pub(super) async fn run(live: Weak<Live>, mut events: Events) {
                 if let Some(tab) = tab {
                     let mut s = tab.state();
                     s.title = info["title"].as_str().unwrap_or_default().to_string();
-                    if let Some(url) = info["url"].as_str() {
+                    // A document being replaced (Chromium's new-tab page moving to another
+                    // process) shows no URL for a moment: the last one known stays until the
+                    // next is, or a tab on a page lumo does not read would pass for a blank one.
+                    if let Some(url) = info["url"].as_str().filter(|u| !u.is_empty()) {
                         s.url = url.to_string();
                     }
                 }
