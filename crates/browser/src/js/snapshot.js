@@ -213,7 +213,7 @@ class Line {
         this.edge = true;
         return true;
       }
-      if (tag === 'IMG') { this.append(' ' + (c.getAttribute('alt') || '') + ' '); return true; }
+      if (tag === 'IMG') { this.append(' ' + freshAlt(c.getAttribute('alt')) + ' '); return true; }
       if (r && !INLINE_ROLES.has(r) && !always) return false;
     }
     // Blocks flattened into one line (a table cell) are apart.
@@ -246,6 +246,18 @@ function leafControl(el) {
     if ((r && !INLINE_ROLES.has(r)) || isInteractive(c, r) || c.shadowRoot || c.tagName === 'IFRAME' || !leafControl(c)) return false;
   }
   return true;
+}
+
+// The alt texts a snapshot has written: an image that says what one above said
+// (a thumbnail repeated down a list) adds no words.
+let altsSeen = null;
+function freshAlt(alt) {
+  if (!alt) return '';
+  if (!altsSeen) return alt;
+  const key = squash(alt);
+  if (altsSeen.has(key)) return '';
+  altsSeen.add(key);
+  return alt;
 }
 
 // Indents, made once.
@@ -387,7 +399,7 @@ function snapshot(opts) {
       return;
     }
     if (role === 'img') {
-      const alt = nameOf(el, role, Infinity);
+      const alt = freshAlt(nameOf(el, role, Infinity));
       if (alt) push(pad, 'img ' + quote(alt));
       return;
     }
@@ -446,12 +458,14 @@ function snapshot(opts) {
   const rootEl = root.nodeType === 1 ? root : null;
   onScreenOnly = !!opts.viewport;
   focusSeen = new Map();
+  altsSeen = new Set();
   try {
     if (rootEl && opts.root) walk(rootEl, 0);
     else walkAll(childrenOf(root), 0);
   } finally {
     onScreenOnly = false;
     focusSeen = null;
+    altsSeen = null;
   }
   return { text: lines.join('\n'), truncated: truncatedAt >= 0, next: truncatedAt, lines: seen, title: document.title };
 }

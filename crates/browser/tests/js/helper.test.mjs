@@ -103,6 +103,8 @@ const PAGES = {
     </table>
     <p>Follow <a href="https://example.org/feed/"><img src="${GIF}" alt="" width="8" height="8"></a>
       <a href="/home?from=icon"><img src="${GIF}" alt="" width="8" height="8"></a></p>
+    <ul id="thumbs">${[1, 2, 3].map((n) => `<li>Story ${n} <img src="${GIF}" alt="Staff photo" width="8" height="8"></li>`).join('')}</ul>
+    <figure><img src="${GIF}" alt="Staff  photo" width="8" height="8"><img src="${GIF}" alt="A map" width="8" height="8"></figure>
     <div style="height: 3000px"></div>
     <div><span>Far</span> <span>below</span> <a href="/far">the fold</a></div>
   </body>`,
@@ -415,6 +417,13 @@ describe('the terse format', () => {
   test('a row shaped like the one above drops role words, keeping every word and ref', () => {
     assert.match(text, /^ Order 1\|\[Open 1\]\[e\d+\]\|textbox "Qty 1" \[e\d+\]$/m, text);
     for (const n of [2, 3]) assert.match(text, new RegExp(`^ Order ${n}\\|Open ${n} \\[e\\d+\\]\\|Qty ${n} \\[e\\d+\\]$`, 'm'), text);
+  });
+
+  test('an image whose alt text was written above adds nothing', () => {
+    assert.match(text, /^- Story 1 Staff photo$/m, text);
+    for (const n of [2, 3]) assert.match(text, new RegExp(`^- Story ${n}$`, 'm'), text);
+    assert.match(text, /^(img "A map"|A map)$/m, text);
+    assert.equal(text.split('Staff photo').length, 2, text);
   });
 
   test('a viewport snapshot leaves out inline pieces off screen', async () => {
