@@ -14,10 +14,11 @@ import { sharedTabs, setShared, session, setSession } from './state.js';
 /**
  * Commands safe to run again if the worker stopped mid-run: they change
  * nothing, or running them twice ends the same as once (a fresh isolated
- * world, of which lumo uses the newest). Page.navigate, the command most
+ * world, of which lumo uses the newest; a script for new documents, which
+ * addScriptOnce registers once). Page.navigate, the command most
  * often in flight, is answered by waiting for its commit (navigationOf).
  */
-const REPEATABLE = /^([A-Za-z]+\.(get|describe|query|resolve|enable|disable|capture|setDiscoverTargets|setAutoAttach|setLifecycleEventsEnabled|setInterceptFileChooserDialog)|Page\.createIsolatedWorld$)/;
+const REPEATABLE = /^([A-Za-z]+\.(get|describe|query|resolve|enable|disable|capture|setDiscoverTargets|setAutoAttach|setLifecycleEventsEnabled|setInterceptFileChooserDialog)|Page\.createIsolatedWorld$|Page\.addScriptToEvaluateOnNewDocument$)/;
 
 /** Commands this worker is running now: id → promise of the answer (lives and dies with the worker). */
 const running = new Map();
@@ -85,6 +86,7 @@ export async function unshare(tabId) {
   delete shared[tabId];
   await setShared(shared);
   await chrome.debugger.detach({ targetId }).catch(() => {});
+  await forgetScripts(targetId);
   await chrome.tabs.ungroup(Number(tabId)).catch(() => {});
   return targetId;
 }
@@ -141,13 +143,52 @@ async function run(msg) {
   const target = split(msg.sessionId);
   const shared = new Set(Object.values(await sharedTabs()));
   if (!shared.has(target.targetId)) throw new Error(`Tab ${target.targetId} is no longer shared with lumo`);
+  const command = msg.method === 'Page.addScriptToEvaluateOnNewDocument' && !target.sessionId ? addScriptOnce : send;
   try {
-    return await chrome.debugger.sendCommand(target, msg.method, msg.params || {});
+    return await command(target, msg.method, msg.params || {});
   } catch (e) {
     if (!/not attached/i.test(String(e.message)) || target.sessionId) throw e;
     await attach(target.targetId);
-    return chrome.debugger.sendCommand(target, msg.method, msg.params || {});
+    // A new debugger session: the scripts registered on the old one went with it.
+    await forgetScripts(target.targetId);
+    return command(target, msg.method, msg.params || {});
   }
+}
+
+function send(target, method, params) {
+  return chrome.debugger.sendCommand(target, method, params);
+}
+
+/**
+ * A script for every new document of a tab, one per world. Every lumo that
+ * attaches a shared tab registers its page helper, and the debugger session
+ * outlives lumos (it stays while the tab is shared): without this, each lumo
+ * that ever attached would leave a copy that runs in every later document.
+ * The same source again gets the first registration's identifier; another
+ * source for the same world (a newer lumo) replaces it.
+ */
+async function addScriptOnce(target, method, params) {
+  const key = `p:${target.targetId}:${params.worldName || ''}`;
+  const digest = await sha256(params.source || '');
+  const known = await session(key);
+  if (known?.digest === digest) return { identifier: known.identifier };
+  if (known) {
+    await send(target, 'Page.removeScriptToEvaluateOnNewDocument', { identifier: known.identifier }).catch(() => {});
+  }
+  const added = await send(target, method, params);
+  await setSession({ [key]: { digest, identifier: added.identifier } });
+  return added;
+}
+
+/** Forgets the scripts registered on a tab's debugger session (it detached). */
+export async function forgetScripts(targetId) {
+  const all = await chrome.storage.session.get(null);
+  await chrome.storage.session.remove(Object.keys(all).filter((k) => k.startsWith(`p:${targetId}:`)));
+}
+
+async function sha256(text) {
+  const bytes = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 /**

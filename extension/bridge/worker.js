@@ -194,6 +194,8 @@ chrome.debugger.onEvent.addListener((source, method, params) => {
 });
 
 chrome.debugger.onDetach.addListener(async (source, reason) => {
+  // The scripts registered for new documents went with the debugger session.
+  await relay.forgetScripts(source.targetId);
   // The user cancelled debugging (the infobar) or the tab went away: lumo loses the tab.
   const shared = await state.sharedTabs();
   const tabId = Object.keys(shared).find((k) => shared[k] === source.targetId);

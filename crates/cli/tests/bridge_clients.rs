@@ -572,3 +572,71 @@ async fn an_attached_lumo_stops_waiting_for_an_owner_that_hangs() {
     owner.stop().await;
     attached.stop().await;
 }
+
+/// How many big scripts (lumo's page helper is ~47 kB) ran in isolated worlds of the tab showing
+/// `url` while `act` took it to its next document, seen by this test's own debugger session.
+async fn helper_runs_in_next_document(rig: &Rig, url: &str, act: impl AsyncFnOnce()) -> usize {
+    let targets = rig.cdp().call("Target.getTargets", json!({}), None).await.expect("getTargets");
+    let target = targets["targetInfos"]
+        .as_array()
+        .and_then(|all| all.iter().find(|t| t["type"] == "page" && t["url"] == url))
+        .unwrap_or_else(|| panic!("no tab shows {url}: {targets}"))
+        .clone();
+    let attached = rig
+        .cdp()
+        .call("Target.attachToTarget", json!({"targetId": target["targetId"], "flatten": true}), None)
+        .await
+        .expect("attach");
+    let session = attached["sessionId"].as_str().expect("a session").to_string();
+    let mut events = rig.cdp().subscribe();
+    // Enabling reports the scripts of the current document: those are not counted.
+    rig.cdp().call("Debugger.enable", json!({}), Some(&session)).await.expect("Debugger.enable");
+    while tokio::time::timeout(Duration::from_millis(500), events.recv()).await.is_ok_and(|e| e.is_some()) {}
+    act().await;
+    let mut runs = 0;
+    while let Ok(Some(event)) = tokio::time::timeout(Duration::from_millis(1000), events.recv()).await {
+        let p = &event.params;
+        if event.method == "Debugger.scriptParsed"
+            && event.session_id.as_deref() == Some(&session)
+            && p["executionContextAuxData"]["type"] == "isolated"
+            && p["length"].as_u64().unwrap_or_default() > 20_000
+        {
+            runs += 1;
+        }
+    }
+    let _ = rig.cdp().call("Target.detachFromTarget", json!({"sessionId": session}), None).await;
+    runs
+}
+
+#[tokio::test]
+async fn a_shared_tab_runs_one_helper_however_many_lumos_attached_it() {
+    // The extension's debugger session on a shared tab outlives each lumo; every lumo that
+    // attaches registers its helper for new documents. Three lumos, one after another.
+    let pages = FixtureServer::start().await;
+    let rig = Rig::start().await;
+    let first = rig.lumo(&[]).await;
+    rig.pair().await;
+    let mut connected = rig.wait_connected().await;
+    let login = pages.url("login.html");
+    first.ok("browser_tabs", json!({"action": "new", "url": login})).await;
+    assert!(first.snapshot().await.contains("Sign in"));
+    first.stop().await;
+    for _ in 0..2 {
+        let next = rig.lumo(&[]).await;
+        connected =
+            rig.wait_connected_after(connected["at"].as_f64().unwrap_or_default(), Duration::from_secs(20)).await;
+        assert!(tabs(&next).await.contains("login.html"), "the shared tab is the next lumo's");
+        next.ok("browser_navigate", json!({"url": login})).await;
+        next.stop().await;
+    }
+    let last = rig.lumo(&[]).await;
+    rig.wait_connected_after(connected["at"].as_f64().unwrap_or_default(), Duration::from_secs(20)).await;
+    assert!(tabs(&last).await.contains("login.html"));
+    let runs = helper_runs_in_next_document(&rig, &login, async || {
+        last.ok("browser_navigate", json!({"url": pages.url("form.html")})).await;
+        last.snapshot().await;
+    })
+    .await;
+    assert_eq!(runs, 1, "the next document ran the helper {runs} times");
+    last.stop().await;
+}

@@ -151,8 +151,22 @@ async fn load(cdp: &Connection, path: &Path) -> Result<ExtensionId, String> {
     ExtensionId::new(id).map_err(|_| format!("the browser gave the extension {} the ID {id:?}", path.display()))
 }
 
-/// Evaluates `expression` (awaited) in extension `id`'s service worker.
+/// Evaluates `expression` (awaited) in extension `id`'s service worker. A worker
+/// that stops under the evaluation ("No SW": Chromium recycled it, or it was
+/// still going away when it was found) is looked up again, twice at most, so
+/// `expression` must be safe to run again (the callers set storage keys).
 pub async fn in_worker(cdp: &Connection, id: &str, expression: &str) -> Result<Value, String> {
+    let mut tries = 0;
+    loop {
+        match in_worker_once(cdp, id, expression).await {
+            Err(e) if e.contains("No SW") && tries < 2 => tries += 1,
+            done => return done,
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn in_worker_once(cdp: &Connection, id: &str, expression: &str) -> Result<Value, String> {
     let deadline = Instant::now() + Duration::from_secs(10);
     let target = loop {
         let targets = cdp.call("Target.getTargets", json!({}), None).await.map_err(|e| e.to_string())?;
