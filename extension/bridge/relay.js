@@ -143,7 +143,7 @@ async function run(msg) {
   const target = split(msg.sessionId);
   const shared = new Set(Object.values(await sharedTabs()));
   if (!shared.has(target.targetId)) throw new Error(`Tab ${target.targetId} is no longer shared with lumo`);
-  const command = msg.method === 'Page.addScriptToEvaluateOnNewDocument' && !target.sessionId ? addScriptOnce : send;
+  const command = msg.method === 'Page.addScriptToEvaluateOnNewDocument' ? addScriptOnce : send;
   try {
     return await command(target, msg.method, msg.params || {});
   } catch (e) {
@@ -164,11 +164,12 @@ function send(target, method, params) {
  * attaches a shared tab registers its page helper, and the debugger session
  * outlives lumos (it stays while the tab is shared): without this, each lumo
  * that ever attached would leave a copy that runs in every later document.
+ * The same for a frame's session (an out-of-process frame's documents).
  * The same source again gets the first registration's identifier; another
  * source for the same world (a newer lumo) replaces it.
  */
 async function addScriptOnce(target, method, params) {
-  const key = `p:${target.targetId}:${params.worldName || ''}`;
+  const key = `p:${join(target, target.sessionId)}:${params.worldName || ''}`;
   const digest = await sha256(params.source || '');
   const known = await session(key);
   if (known?.digest === digest) return { identifier: known.identifier };
@@ -180,10 +181,11 @@ async function addScriptOnce(target, method, params) {
   return added;
 }
 
-/** Forgets the scripts registered on a tab's debugger session (it detached). */
+/** Forgets the scripts registered on a tab's debugger session and its frames' (it detached). */
 export async function forgetScripts(targetId) {
   const all = await chrome.storage.session.get(null);
-  await chrome.storage.session.remove(Object.keys(all).filter((k) => k.startsWith(`p:${targetId}:`)));
+  const mine = (k) => k.startsWith(`p:${targetId}:`) || k.startsWith(`p:${targetId}~`);
+  await chrome.storage.session.remove(Object.keys(all).filter(mine));
 }
 
 async function sha256(text) {

@@ -4,8 +4,9 @@
 //! of a tab lumo drives, and not in the page's other frames.
 //!
 //! Seen from outside: lumo attaches to a Chromium this test launched, and the
-//! test's own CDP session looks into the tab's worlds after `browser_navigate`
-//! and before any call that reads the page.
+//! test's own CDP session looks into the worlds of the tab and of its
+//! out-of-process frame after `browser_navigate` and before any call that
+//! reads the page.
 
 mod common;
 
@@ -33,11 +34,17 @@ async fn debugging_port(profile: &std::path::Path) -> u16 {
 /// `typeof globalThis.__lumo` in each "lumo" world of the tab showing `url`,
 /// keyed by whether the world is the top document's.
 async fn lumo_worlds(cdp: &Connection, url: &str) -> Vec<(bool, String)> {
+    lumo_worlds_of(cdp, "page", url).await
+}
+
+/// The same for the target of `kind` ("page", or "iframe": a frame in a process of its own) showing `url`,
+/// keyed by whether the world is that target's root document's.
+async fn lumo_worlds_of(cdp: &Connection, kind: &str, url: &str) -> Vec<(bool, String)> {
     let targets = cdp.call("Target.getTargets", json!({}), None).await.expect("targets");
     let target = targets["targetInfos"]
         .as_array()
-        .and_then(|all| all.iter().find(|t| t["type"] == "page" && t["url"] == url))
-        .unwrap_or_else(|| panic!("no tab shows {url}: {targets}"))
+        .and_then(|all| all.iter().find(|t| t["type"] == kind && t["url"] == url))
+        .unwrap_or_else(|| panic!("no {kind} target shows {url}: {targets}"))
         .clone();
     let attached = cdp
         .call("Target.attachToTarget", json!({"targetId": target["targetId"], "flatten": true}), None)
@@ -70,7 +77,7 @@ async fn lumo_worlds(cdp: &Connection, url: &str) -> Vec<(bool, String)> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_helper_is_in_a_new_top_document_before_lumos_first_call_and_not_in_its_frames() {
+async fn the_helper_is_in_new_documents_of_a_tab_and_of_its_cross_origin_frames_before_lumos_first_call() {
     let profile = tempfile::tempdir().expect("tempdir");
     let browser = Browser::launch(LaunchOptions {
         headless: true,
@@ -91,9 +98,28 @@ async fn the_helper_is_in_a_new_top_document_before_lumos_first_call_and_not_in_
     // The same-origin frame's world (if Chromium made one) runs nothing: the top document's helper reads it.
     assert!(worlds.iter().all(|(top, kind)| *top || kind == "undefined"), "a frame ran the helper: {worlds:?}");
 
-    // And lumo reads the page through it, frames included.
+    // A cross-origin frame runs in a process of its own, with a CDP session of its own: its
+    // document got the helper too, before any call (lumo reads it there, refs `f<n>e<m>`).
+    let other = url.replace("127.0.0.1", "localhost").replace("frames.html", "frame-child.html");
+    // (lumo learns of the frame as it loads, so the registration may still be on its way.)
+    let started = Instant::now();
+    let mut frame_worlds = Vec::new();
+    while started.elapsed() < Duration::from_secs(5) {
+        frame_worlds = lumo_worlds_of(browser.connection(), "iframe", &other).await;
+        if frame_worlds.contains(&(true, "object".to_string())) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        frame_worlds.contains(&(true, "object".to_string())),
+        "no helper in the out-of-process frame's lumo world: {frame_worlds:?}"
+    );
+
+    // And lumo reads the page through it, frames included (the cross-origin one through its own helper).
     let snapshot = lumo.snapshot().await;
     assert!(snapshot.contains("Frames") && snapshot.contains("iframe \"Same-origin frame\""), "{snapshot}");
+    assert!(snapshot.contains("f1e") || snapshot.contains("f2e"), "the out-of-process frame's refs: {snapshot}");
 
     // A second document of the same tab gets it too.
     let next = server.url("login.html");

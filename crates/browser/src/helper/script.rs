@@ -1,6 +1,7 @@
 //! The helper's source and the world it runs in, with nothing else: the
-//! session asks Chromium to run it in every new document of a tab (see
-//! [`preload`]), and `world.rs` installs it by hand where that did not happen.
+//! session asks Chromium to run it in every new document of a tab and of its
+//! out-of-process frames (see [`preload`], [`preload_frame`]), and `world.rs`
+//! installs it by hand where that did not happen.
 
 use serde_json::{Value, json};
 
@@ -19,5 +20,14 @@ pub(crate) const WORLD: &str = "lumo";
 /// itself, and a page's other frames (ads, widgets) need not pay for it.
 pub(crate) fn preload() -> Value {
     let source = format!("if (window === window.top) {{\n{HELPER_JS}\n}}");
+    json!({"source": source, "worldName": WORLD, "runImmediately": true})
+}
+
+/// The same for an out-of-process (cross-origin) frame, registered on its own
+/// session: only the frame's root document runs it (its parent is out of its
+/// reach, so `frameElement` is null), not the same-origin frames inside it,
+/// which the helper there reads itself.
+pub(crate) fn preload_frame() -> Value {
+    let source = format!("if (window !== window.top && window.frameElement === null) {{\n{HELPER_JS}\n}}");
     json!({"source": source, "worldName": WORLD, "runImmediately": true})
 }

@@ -89,6 +89,32 @@ fn with_frame_state<T>(tab: &Tab, child: Option<u32>, f: impl FnOnce(&mut Option
     }
 }
 
+/// The frame's world as Chromium announced it, where the preloaded helper runs.
+fn preloaded(tab: &Tab, child: Option<u32>) -> Option<(i64, String)> {
+    let s = tab.state();
+    match child {
+        None => s.preloaded_world.clone(),
+        Some(n) => s.children.iter().find(|c| c.index == n).and_then(|c| c.preloaded_world.clone()),
+    }
+}
+
+/// Forgets both of the frame's worlds: the next call asks for the world and installs the helper by hand.
+fn forget_worlds(tab: &Tab, child: Option<u32>) {
+    let mut s = tab.state();
+    match child {
+        None => {
+            s.world = None;
+            s.preloaded_world = None;
+        }
+        Some(n) => {
+            if let Some(c) = s.children.iter_mut().find(|c| c.index == n) {
+                c.world = None;
+                c.preloaded_world = None;
+            }
+        }
+    }
+}
+
 /// Where a call runs: the world's context, by the unique id Chromium
 /// announced when it made the world, or by the id `Page.createIsolatedWorld` gave.
 #[derive(Debug, Clone)]
@@ -110,9 +136,7 @@ impl Context {
 
 /// The execution context of the "lumo" world in a frame, with the helper installed.
 pub(super) async fn world(live: &Live, frame: &FrameRt, tab: &Tab) -> Result<Context, BrowserError> {
-    if frame.child.is_none()
-        && let Some((id, unique)) = tab.state().preloaded_world.clone()
-    {
+    if let Some((id, unique)) = preloaded(tab, frame.child) {
         return Ok(Context { id, unique: Some(unique) });
     }
     let created = live
@@ -214,11 +238,8 @@ pub(super) async fn call_page(
         match call.await {
             Ok(value) => return Ok(value),
             Err(e) => {
-                with_frame_state(tab, child, |world| *world = None);
-                if child.is_none() {
-                    // The helper may be missing from a world Chromium made: install it the old way.
-                    tab.state().preloaded_world = None;
-                }
+                // The helper may be missing from a world Chromium made: install it the old way.
+                forget_worlds(tab, child);
                 last_error = Some(e);
             }
         }

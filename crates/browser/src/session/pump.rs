@@ -136,6 +136,7 @@ fn adopt_frame(live: &Live, tab: &Arc<Tab>, frame_id: &str, session: &str) {
             frame_id: frame_id.to_string(),
             session_id: session.to_string(),
             world: None,
+            preloaded_world: None,
         });
     }
     live.sessions().insert(session.to_string(), tab.clone());
@@ -143,10 +144,12 @@ fn adopt_frame(live: &Live, tab: &Arc<Tab>, frame_id: &str, session: &str) {
     let session = session.to_string();
     let fetch = live.fetch_enable();
     tokio::spawn(async move {
-        // Console, network, page tools and dialogs of the frame are the tab's too.
-        for (method, params) in fetch.into_iter().chain(
-            ["Page.enable", "Runtime.enable", "Log.enable", "Network.enable", "WebMCP.enable"].map(|m| (m, json!({}))),
-        ) {
+        // Console, network, page tools and dialogs of the frame are the tab's too; the
+        // helper runs in the frame's documents as in the tab's (its world is announced
+        // to Runtime, see Tab::on_frame_event).
+        let domains = ["Page.enable", "Runtime.enable", "Log.enable", "Network.enable", "WebMCP.enable"];
+        let preload = ("Page.addScriptToEvaluateOnNewDocument", crate::helper::script::preload_frame());
+        for (method, params) in fetch.into_iter().chain(domains.map(|m| (m, json!({})))).chain([preload]) {
             if let Err(e) = cdp.call(method, params, Some(&session)).await {
                 tracing::debug!(%session, error = %e, method, "could not enable a domain in a frame");
             }

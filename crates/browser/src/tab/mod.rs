@@ -68,13 +68,17 @@ impl Tab {
                 self.state().webmcp.on_event(method, params);
                 self.changed.notify_waiters();
             }
+            // The frame's own worlds (a new document of the frame clears them), not the tab's.
+            "Runtime.executionContextCreated"
+            | "Runtime.executionContextDestroyed"
+            | "Runtime.executionContextsCleared" => runtime::frame_context(&mut self.state(), session, method, params),
             "Page.javascriptDialogOpening" => {
                 self.on_event(method, params);
                 if let Some(dialog) = self.state().dialog.as_mut() {
                     dialog.frame_session = Some(session.to_string());
                 }
             }
-            m if m.starts_with("Page.") || m == "Runtime.executionContextsCleared" => {}
+            m if m.starts_with("Page.") => {}
             _ => self.on_event(method, params),
         }
     }

@@ -1,6 +1,6 @@
 //! The `Runtime` domain of one tab: the page's console calls and uncaught
-//! errors (into the console log), and execution contexts going away (lumo's
-//! helper world with them).
+//! errors (into the console log), and execution contexts coming and going
+//! (lumo's helper worlds, of the tab and of its out-of-process frames).
 
 use serde_json::Value;
 
@@ -71,6 +71,36 @@ pub(super) fn decode(s: &mut TabState, method: &str, params: &Value) -> bool {
         _ => return false,
     }
     true
+}
+
+/// A context event of an out-of-process frame's session: the helper's world of
+/// the frame's document, announced as Chromium makes it (the helper registered
+/// for the frame's documents runs there) and forgotten as it goes.
+pub(super) fn frame_context(s: &mut TabState, session: &str, method: &str, params: &Value) {
+    for child in s.children.iter_mut().filter(|c| c.session_id == session) {
+        match method {
+            "Runtime.executionContextCreated" => {
+                let context = &params["context"];
+                let root = context["auxData"]["frameId"].as_str() == Some(child.frame_id.as_str());
+                if root
+                    && context["name"].as_str() == Some(WORLD)
+                    && let (Some(id), Some(unique)) = (context["id"].as_i64(), context["uniqueId"].as_str())
+                {
+                    child.preloaded_world = Some((id, unique.to_string()));
+                }
+            }
+            "Runtime.executionContextDestroyed" => {
+                let id = params["executionContextId"].as_i64();
+                if child.preloaded_world.as_ref().is_some_and(|(w, _)| Some(*w) == id) {
+                    child.preloaded_world = None;
+                }
+            }
+            _ => {
+                child.world = None;
+                child.preloaded_world = None;
+            }
+        }
+    }
 }
 
 pub(super) fn console_level(kind: &str) -> String {

@@ -149,7 +149,11 @@ pub(crate) struct ChildFrame {
     pub(crate) index: u32,
     pub(crate) frame_id: String,
     pub(crate) session_id: String,
+    /// The world lumo installed the helper in by hand.
     pub(crate) world: Option<i64>,
+    /// The frame document's "lumo" world as Chromium announced it (where the
+    /// helper registered for the frame's documents runs): id and unique id.
+    pub(crate) preloaded_world: Option<(i64, String)>,
 }
 
 /// Appends to a bounded log, dropping the oldest entry when full.
