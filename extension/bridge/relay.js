@@ -183,9 +183,12 @@ async function addScriptOnce(target, method, params) {
 
 /** Forgets the scripts registered on a tab's debugger session and its frames' (it detached). */
 export async function forgetScripts(targetId) {
-  const all = await chrome.storage.session.get(null);
+  // Keys only: the records of answers beside them may be large (Chrome 130 has getKeys).
+  const keys = chrome.storage.session.getKeys
+    ? await chrome.storage.session.getKeys()
+    : Object.keys(await chrome.storage.session.get(null));
   const mine = (k) => k.startsWith(`p:${targetId}:`) || k.startsWith(`p:${targetId}~`);
-  await chrome.storage.session.remove(Object.keys(all).filter(mine));
+  await chrome.storage.session.remove(keys.filter(mine));
 }
 
 async function sha256(text) {

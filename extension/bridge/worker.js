@@ -215,6 +215,9 @@ chrome.tabs.onCreated.addListener(async (tab) => {
 });
 
 chrome.tabs.onRemoved.addListener(async (tabId) => {
+  // Its debugger session is gone, and the scripts registered on it (onDetach is not always told).
+  const targetId = (await state.sharedTabs())[tabId];
+  if (targetId) await relay.forgetScripts(targetId);
   const e = await relay.tabEvent('Target.targetDestroyed', tabId);
   if (e) sendEvent(e);
 });

@@ -638,5 +638,17 @@ async fn a_shared_tab_runs_one_helper_however_many_lumos_attached_it() {
     })
     .await;
     assert_eq!(runs, 1, "the next document ran the helper {runs} times");
+    // The extension remembers a registration while its tab is shared, and forgets it with the tab.
+    let registered = "chrome.storage.session.getKeys().then(keys => keys.filter(k => k.startsWith('p:')).length)";
+    assert!(rig.in_worker(registered).await.as_u64().unwrap_or_default() >= 1, "no registration recorded");
+    // (Each lumo that found no tab of its own opened one: close them all.)
+    while !tabs(&last).await.starts_with("0 tab(s)") {
+        last.ok("browser_tabs", json!({"action": "close"})).await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while rig.in_worker(registered).await.as_u64() != Some(0) {
+        assert!(Instant::now() < deadline, "closed tabs' registrations are still recorded");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     last.stop().await;
 }
