@@ -611,7 +611,7 @@ async fn helper_runs_in_next_document(rig: &Rig, url: &str, act: impl AsyncFnOnc
 #[tokio::test]
 async fn a_shared_tab_runs_one_helper_however_many_lumos_attached_it() {
     // The extension's debugger session on a shared tab outlives each lumo; every lumo that
-    // attaches registers its helper for new documents. Three lumos, one after another.
+    // attaches registers its helper for new documents. Four lumos, one after another.
     let pages = FixtureServer::start().await;
     let rig = Rig::start().await;
     let first = rig.lumo(&[]).await;
