@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::script::{HELPER_JS, WORLD};
 use crate::error::{BrowserError, refuse};
 use crate::session::Live;
-use crate::tab::Tab;
+use crate::tab::{Tab, Worlds};
 use crate::tool::fail;
 
 /// The two entries of the contract (`js/api.js`): a method of the frame's
@@ -80,38 +80,12 @@ pub(super) fn frame_rt(tab: &Tab, child: Option<u32>) -> Result<FrameRt, Browser
     }
 }
 
-/// The frame's cached world id, read or written.
-fn with_frame_state<T>(tab: &Tab, child: Option<u32>, f: impl FnOnce(&mut Option<i64>) -> T) -> Option<T> {
+/// The frame's worlds, read or written (`None`: the child frame is gone).
+fn with_worlds<T>(tab: &Tab, child: Option<u32>, f: impl FnOnce(&mut Worlds) -> T) -> Option<T> {
     let mut s = tab.state();
     match child {
-        None => Some(f(&mut s.world)),
-        Some(n) => s.children.iter_mut().find(|c| c.index == n).map(|c| f(&mut c.world)),
-    }
-}
-
-/// The frame's world as Chromium announced it, where the preloaded helper runs.
-fn preloaded(tab: &Tab, child: Option<u32>) -> Option<(i64, String)> {
-    let s = tab.state();
-    match child {
-        None => s.preloaded_world.clone(),
-        Some(n) => s.children.iter().find(|c| c.index == n).and_then(|c| c.preloaded_world.clone()),
-    }
-}
-
-/// Forgets both of the frame's worlds: the next call asks for the world and installs the helper by hand.
-fn forget_worlds(tab: &Tab, child: Option<u32>) {
-    let mut s = tab.state();
-    match child {
-        None => {
-            s.world = None;
-            s.preloaded_world = None;
-        }
-        Some(n) => {
-            if let Some(c) = s.children.iter_mut().find(|c| c.index == n) {
-                c.world = None;
-                c.preloaded_world = None;
-            }
-        }
+        None => Some(f(&mut s.worlds)),
+        Some(n) => s.children.iter_mut().find(|c| c.index == n).map(|c| f(&mut c.worlds)),
     }
 }
 
@@ -136,7 +110,7 @@ impl Context {
 
 /// The execution context of the "lumo" world in a frame, with the helper installed.
 pub(super) async fn world(live: &Live, frame: &FrameRt, tab: &Tab) -> Result<Context, BrowserError> {
-    if let Some((id, unique)) = preloaded(tab, frame.child) {
+    if let Some((id, unique)) = with_worlds(tab, frame.child, |w| w.preloaded.clone()).flatten() {
         return Ok(Context { id, unique: Some(unique) });
     }
     let created = live
@@ -147,7 +121,7 @@ pub(super) async fn world(live: &Live, frame: &FrameRt, tab: &Tab) -> Result<Con
         .ok_or_else(|| fail(ErrorCode::OperationFailed, "the browser gave no execution context"))?;
     // Chromium reuses the world of a given name in a document, so the helper
     // (and its refs) persist until the next navigation gives a new context.
-    if with_frame_state(tab, frame.child, |world| *world) != Some(Some(id)) {
+    if with_worlds(tab, frame.child, |w| w.installed) != Some(Some(id)) {
         let result = live
             .call_in(
                 &frame.session,
@@ -156,7 +130,7 @@ pub(super) async fn world(live: &Live, frame: &FrameRt, tab: &Tab) -> Result<Con
             )
             .await?;
         thrown(&result)?;
-        with_frame_state(tab, frame.child, |world| *world = Some(id));
+        with_worlds(tab, frame.child, |w| w.installed = Some(id));
     }
     Ok(Context { id, unique: None })
 }
@@ -239,7 +213,7 @@ pub(super) async fn call_page(
             Ok(value) => return Ok(value),
             Err(e) => {
                 // The helper may be missing from a world Chromium made: install it the old way.
-                forget_worlds(tab, child);
+                with_worlds(tab, child, Worlds::forget);
                 last_error = Some(e);
             }
         }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Weak};
 use serde_json::{Value, json};
 
 use super::live::{Events, Live, page_targets};
-use crate::tab::{ChildFrame, Tab};
+use crate::tab::{ChildFrame, Tab, Worlds};
 
 pub(super) async fn run(live: Weak<Live>, mut events: Events) {
     while let Some(event) = events.recv().await {
@@ -135,8 +135,7 @@ fn adopt_frame(live: &Live, tab: &Arc<Tab>, frame_id: &str, session: &str) {
             index,
             frame_id: frame_id.to_string(),
             session_id: session.to_string(),
-            world: None,
-            preloaded_world: None,
+            worlds: Worlds::default(),
         });
     }
     live.sessions().insert(session.to_string(), tab.clone());

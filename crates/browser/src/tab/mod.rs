@@ -18,7 +18,7 @@ use std::sync::{Mutex, MutexGuard};
 use serde_json::Value;
 use tokio::sync::Notify;
 
-pub(crate) use state::{ChildFrame, ConsoleEntry, Marks, Request, TabState};
+pub(crate) use state::{ChildFrame, ConsoleEntry, Marks, Request, TabState, Worlds};
 
 /// A tab lumo is attached to.
 #[derive(Debug)]

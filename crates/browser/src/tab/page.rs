@@ -18,8 +18,7 @@ pub(super) fn decode(s: &mut TabState, method: &str, params: &Value) -> bool {
                 s.url = str_of(&frame["url"]);
                 s.main_frame = str_of(&frame["id"]);
                 s.navigations += 1;
-                s.world = None;
-                s.preloaded_world = None;
+                s.worlds.forget();
                 // A new document: keep only the requests of this navigation still under way.
                 let main = s.main_frame.clone();
                 s.requests.retain(|r| {

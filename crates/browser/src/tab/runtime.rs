@@ -10,26 +10,16 @@ use crate::helper::script::WORLD;
 /// Applies one `Runtime.*` event; returns whether it changed anything.
 pub(super) fn decode(s: &mut TabState, method: &str, params: &Value) -> bool {
     match method {
-        "Runtime.executionContextsCleared" => {
-            s.world = None;
-            s.preloaded_world = None;
-        }
+        "Runtime.executionContextsCleared" => s.worlds.forget(),
         "Runtime.executionContextCreated" => {
-            let context = &params["context"];
-            let main = context["auxData"]["frameId"].as_str() == Some(s.main_frame.as_str());
-            if s.preloaded && main && context["name"].as_str() == Some(WORLD) {
-                // Chromium ran the helper as it made this world (Page.addScriptToEvaluateOnNewDocument).
-                if let (Some(id), Some(unique)) = (context["id"].as_i64(), context["uniqueId"].as_str()) {
-                    s.preloaded_world = Some((id, unique.to_string()));
-                }
+            // Chromium ran the helper as it made this world (Page.addScriptToEvaluateOnNewDocument).
+            if s.preloaded && is_lumo_world(&params["context"], &s.main_frame) {
+                s.worlds.announced(&params["context"]);
             }
             return false;
         }
         "Runtime.executionContextDestroyed" => {
-            let id = params["executionContextId"].as_i64();
-            if s.preloaded_world.as_ref().is_some_and(|(w, _)| Some(*w) == id) {
-                s.preloaded_world = None;
-            }
+            s.worlds.destroyed(params["executionContextId"].as_i64());
             return false;
         }
         "Runtime.consoleAPICalled" => {
@@ -80,27 +70,19 @@ pub(super) fn frame_context(s: &mut TabState, session: &str, method: &str, param
     for child in s.children.iter_mut().filter(|c| c.session_id == session) {
         match method {
             "Runtime.executionContextCreated" => {
-                let context = &params["context"];
-                let root = context["auxData"]["frameId"].as_str() == Some(child.frame_id.as_str());
-                if root
-                    && context["name"].as_str() == Some(WORLD)
-                    && let (Some(id), Some(unique)) = (context["id"].as_i64(), context["uniqueId"].as_str())
-                {
-                    child.preloaded_world = Some((id, unique.to_string()));
+                if is_lumo_world(&params["context"], &child.frame_id) {
+                    child.worlds.announced(&params["context"]);
                 }
             }
-            "Runtime.executionContextDestroyed" => {
-                let id = params["executionContextId"].as_i64();
-                if child.preloaded_world.as_ref().is_some_and(|(w, _)| Some(*w) == id) {
-                    child.preloaded_world = None;
-                }
-            }
-            _ => {
-                child.world = None;
-                child.preloaded_world = None;
-            }
+            "Runtime.executionContextDestroyed" => child.worlds.destroyed(params["executionContextId"].as_i64()),
+            _ => child.worlds.forget(),
         }
     }
+}
+
+/// Whether `context` is the "lumo" world of frame `frame_id`'s document.
+fn is_lumo_world(context: &Value, frame_id: &str) -> bool {
+    context["auxData"]["frameId"].as_str() == Some(frame_id) && context["name"].as_str() == Some(WORLD)
 }
 
 pub(super) fn console_level(kind: &str) -> String {

@@ -83,12 +83,9 @@ pub(crate) struct TabState {
     pub(crate) request_seq: u64,
     pub(crate) dialog: Option<Dialog>,
     pub(crate) file_chooser: Option<FileChooser>,
-    /// The isolated world's execution context that has lumo's helper installed.
-    pub(crate) world: Option<i64>,
-    /// The main frame's "lumo" world as Chromium announced it, once the helper
-    /// is registered for every new document of this tab (`preloaded`): id and
-    /// unique id (an id alone may name another context after a process swap).
-    pub(crate) preloaded_world: Option<(i64, String)>,
+    /// The main frame's worlds with lumo's helper (the "lumo" world is taken
+    /// as preloaded only once the helper is registered: `preloaded`).
+    pub(crate) worlds: Worlds,
     /// Whether Chromium runs the helper in every new document of this tab.
     pub(crate) preloaded: bool,
     pub(crate) main_frame: String,
@@ -149,11 +146,39 @@ pub(crate) struct ChildFrame {
     pub(crate) index: u32,
     pub(crate) frame_id: String,
     pub(crate) session_id: String,
-    /// The world lumo installed the helper in by hand.
-    pub(crate) world: Option<i64>,
-    /// The frame document's "lumo" world as Chromium announced it (where the
-    /// helper registered for the frame's documents runs): id and unique id.
-    pub(crate) preloaded_world: Option<(i64, String)>,
+    pub(crate) worlds: Worlds,
+}
+
+/// Where lumo's helper runs in one frame's current document.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Worlds {
+    /// The "lumo" world as Chromium announced it (where the helper registered for
+    /// new documents runs): id and unique id (an id alone may name another
+    /// context after a process swap).
+    pub(crate) preloaded: Option<(i64, String)>,
+    /// The world lumo installed the helper in by hand (`Page.createIsolatedWorld`).
+    pub(crate) installed: Option<i64>,
+}
+
+impl Worlds {
+    /// Chromium made the frame's "lumo" world.
+    pub(crate) fn announced(&mut self, context: &Value) {
+        if let (Some(id), Some(unique)) = (context["id"].as_i64(), context["uniqueId"].as_str()) {
+            self.preloaded = Some((id, unique.to_string()));
+        }
+    }
+
+    /// A context of the frame's process went away.
+    pub(crate) fn destroyed(&mut self, id: Option<i64>) {
+        if self.preloaded.as_ref().is_some_and(|(w, _)| Some(*w) == id) {
+            self.preloaded = None;
+        }
+    }
+
+    /// A new document, or a call that failed: the next call asks for the world again.
+    pub(crate) fn forget(&mut self) {
+        *self = Self::default();
+    }
 }
 
 /// Appends to a bounded log, dropping the oldest entry when full.
