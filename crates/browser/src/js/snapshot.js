@@ -62,12 +62,8 @@ function control(e, r, links, bare) {
   const ref = refOf(e);
   let s;
   if (r === 'link') {
-    let n = nameOf(e, r, Infinity);
-    if (!n) {
-      // An image link is named by its image.
-      const img = e.querySelector('img[alt]');
-      n = img ? squash(img.alt) : '';
-    }
+    // An image link is named by its image.
+    const n = nameOf(e, r, Infinity) || imageName(e);
     s = bare ? n + ' [' + ref + ']' : '[' + n + '][' + ref + ']';
   } else {
     // A clickable box (a div with onclick or tabindex) is named by its words.
@@ -206,6 +202,7 @@ class Line {
     if (!(plain && PLAIN_INLINE.has(tag))) {
       const r = roleOf(c);
       if (isInteractive(c, r)) {
+        if (r === 'link' && twinned(c)) return true;
         if (!always && !leafControl(c)) return false;
         const found = this.found;
         if (found) { this.words('[\u0000' + found.length + '\u0000'); found.push({ e: c, role: r || 'generic', cell: found.cell }); }
@@ -246,6 +243,38 @@ function leafControl(el) {
     if ((r && !INLINE_ROLES.has(r)) || isInteractive(c, r) || c.shadowRoot || c.tagName === 'IFRAME' || !leafControl(c)) return false;
   }
   return true;
+}
+
+// Set for a whole-page snapshot: a narrow look (a subtree, the viewport) may not
+// hold a link's twin, so there every link is written.
+let twinsDropped = false;
+
+// A link of images or icons only (no words of its own) next to a link to the
+// same place whose words say at least what its name says: a thumbnail beside
+// its headline. It adds a ref and its name again and nothing else, so it is
+// left out; the twin with the words is the one to click. Looked for among the
+// link's nearest three containers, by a selector (no walk of theirs).
+function twinned(e) {
+  if (!twinsDropped || e.tagName !== 'A' || !e.firstElementChild || squash(e.textContent)) return false;
+  const href = e.getAttribute('href');
+  if (!href || href === '#' || href.startsWith('javascript:')) return false;
+  const name = squash(nameOf(e, 'link', Infinity) || imageName(e)).toLowerCase();
+  const same = 'a[href="' + CSS.escape(href) + '"]';
+  let box = e.parentElement;
+  for (let up = 0; up < 3 && box; up++, box = box.parentElement) {
+    for (const a of box.querySelectorAll(same)) {
+      if (a === e) continue;
+      const words = squash(a.textContent).toLowerCase();
+      if (words && words.includes(name) && visible(a) && a.getAttribute('aria-hidden') !== 'true') return true;
+    }
+  }
+  return false;
+}
+
+// An image link's name, from its image.
+function imageName(e) {
+  const img = e.querySelector('img[alt]');
+  return img ? squash(img.alt) : '';
 }
 
 // The alt texts a snapshot has written: an image that says what one above said
@@ -336,6 +365,7 @@ function snapshot(opts) {
       // Off-screen: rows, controls and leaves go; containers are still walked, their children may show.
       if (!el.firstElementChild || el.tagName === 'TR' || el.tagName === 'LI' || interactive) return;
     }
+    if (role === 'link' && twinned(el)) return;
     if (opts.interactive) {
       if (interactive) push('', control(el, role || 'generic', false));
       if (!interactive || !leafControl(el)) walkAll(childrenOf(el), depth);
@@ -459,6 +489,7 @@ function snapshot(opts) {
   onScreenOnly = !!opts.viewport;
   focusSeen = new Map();
   altsSeen = new Set();
+  twinsDropped = !opts.root && !opts.viewport;
   try {
     if (rootEl && opts.root) walk(rootEl, 0);
     else walkAll(childrenOf(root), 0);
@@ -466,6 +497,7 @@ function snapshot(opts) {
     onScreenOnly = false;
     focusSeen = null;
     altsSeen = null;
+    twinsDropped = false;
   }
   return { text: lines.join('\n'), truncated: truncatedAt >= 0, next: truncatedAt, lines: seen, title: document.title };
 }

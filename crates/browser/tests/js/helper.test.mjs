@@ -105,6 +105,10 @@ const PAGES = {
       <a href="/home?from=icon"><img src="${GIF}" alt="" width="8" height="8"></a></p>
     <ul id="thumbs">${[1, 2, 3].map((n) => `<li>Story ${n} <img src="${GIF}" alt="Staff photo" width="8" height="8"></li>`).join('')}</ul>
     <figure><img src="${GIF}" alt="Staff  photo" width="8" height="8"><img src="${GIF}" alt="A map" width="8" height="8"></figure>
+    <ul id="news" aria-label="News"><li><a href="/s/1" title="Rates rise again"><img src="${GIF}" width="8" height="8"></a>
+        <div><a href="/s/1">Rates rise again</a> by Ann</div></li>
+      <li><a href="/s/2"><img src="${GIF}" alt="Harbour at dawn" width="8" height="8"></a>
+        <div><a href="/s/2">Ships wait</a></div></li></ul>
     <div style="height: 3000px"></div>
     <div><span>Far</span> <span>below</span> <a href="/far">the fold</a></div>
   </body>`,
@@ -424,6 +428,16 @@ describe('the terse format', () => {
     for (const n of [2, 3]) assert.match(text, new RegExp(`^- Story ${n}$`, 'm'), text);
     assert.match(text, /^(img "A map"|A map)$/m, text);
     assert.equal(text.split('Staff photo').length, 2, text);
+  });
+
+  test('a thumbnail link beside its headline link to the same place is left out', async () => {
+    assert.equal(text.split('Rates rise again').length, 2, text);
+    assert.match(text, /^ *- \[Rates rise again\]\[e\d+\] by Ann$/m, text);
+    // Its image says more than the headline: kept.
+    assert.match(text, /\[Harbour at dawn\]\[e\d+\]/, text);
+    // A subtree may not hold the twin: there the thumbnail is written too.
+    const sub = await page.call('snapshot', { ref: text.match(/list "News" \[(e\d+)\]/)[1], maxBytes: 10000, offset: 0 });
+    assert.equal(sub.text.split('[Rates rise again]').length, 3, sub.text);
   });
 
   test('a viewport snapshot leaves out inline pieces off screen', async () => {
