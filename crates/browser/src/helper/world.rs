@@ -130,8 +130,8 @@ pub(super) async fn world(live: &Live, frame: &FrameRt, tab: &Tab) -> Result<Con
             )
             .await?;
         thrown(&result)?;
-        with_worlds(tab, frame.child, |w| w.installed = Some(id));
     }
+    with_worlds(tab, frame.child, |w| w.installed_in(id));
     Ok(Context { id, unique: None })
 }
 
@@ -213,7 +213,7 @@ pub(super) async fn call_page(
             Ok(value) => return Ok(value),
             Err(e) => {
                 // The helper may be missing from a world Chromium made: install it the old way.
-                with_worlds(tab, child, Worlds::forget);
+                with_worlds(tab, child, Worlds::distrust);
                 last_error = Some(e);
             }
         }

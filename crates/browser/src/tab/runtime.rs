@@ -12,9 +12,9 @@ pub(super) fn decode(s: &mut TabState, method: &str, params: &Value) -> bool {
     match method {
         "Runtime.executionContextsCleared" => s.worlds.forget(),
         "Runtime.executionContextCreated" => {
-            // Chromium ran the helper as it made this world (Page.addScriptToEvaluateOnNewDocument).
-            if s.preloaded && is_lumo_world(&params["context"], &s.main_frame) {
-                s.worlds.announced(&params["context"]);
+            // With the helper registered (Page.addScriptToEvaluateOnNewDocument), Chromium ran it as it made this world.
+            if is_lumo_world(&params["context"], &s.main_frame) {
+                s.worlds.announced(&params["context"], s.preloaded);
             }
             return false;
         }
@@ -71,7 +71,7 @@ pub(super) fn frame_context(s: &mut TabState, session: &str, method: &str, param
         match method {
             "Runtime.executionContextCreated" => {
                 if is_lumo_world(&params["context"], &child.frame_id) {
-                    child.worlds.announced(&params["context"]);
+                    child.worlds.announced(&params["context"], true);
                 }
             }
             "Runtime.executionContextDestroyed" => child.worlds.destroyed(params["executionContextId"].as_i64()),

@@ -152,32 +152,94 @@ pub(crate) struct ChildFrame {
 /// Where lumo's helper runs in one frame's current document.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Worlds {
-    /// The "lumo" world as Chromium announced it (where the helper registered for
-    /// new documents runs): id and unique id (an id alone may name another
-    /// context after a process swap).
+    /// The "lumo" world as Chromium last announced it: id and unique id (an id
+    /// alone may name another context after a process swap).
+    pub(crate) named: Option<(i64, String)>,
+    /// That world, once the helper is known to run in it: Chromium ran the
+    /// helper registered for new documents there, or lumo installed it by hand.
+    /// Calls go straight to it.
     pub(crate) preloaded: Option<(i64, String)>,
     /// The world lumo installed the helper in by hand (`Page.createIsolatedWorld`).
     pub(crate) installed: Option<i64>,
 }
 
 impl Worlds {
-    /// Chromium made the frame's "lumo" world.
-    pub(crate) fn announced(&mut self, context: &Value) {
+    /// Chromium made the frame's "lumo" world; `with_helper`: the helper registered
+    /// for new documents runs in it.
+    pub(crate) fn announced(&mut self, context: &Value, with_helper: bool) {
         if let (Some(id), Some(unique)) = (context["id"].as_i64(), context["uniqueId"].as_str()) {
-            self.preloaded = Some((id, unique.to_string()));
+            self.named = Some((id, unique.to_string()));
+            self.preloaded = with_helper.then(|| (id, unique.to_string()));
+        }
+    }
+
+    /// lumo installed the helper in world `id` by hand: if that is the world
+    /// Chromium announced, later calls go straight to it.
+    pub(crate) fn installed_in(&mut self, id: i64) {
+        self.installed = Some(id);
+        if self.named.as_ref().is_some_and(|(w, _)| *w == id) {
+            self.preloaded = self.named.clone();
         }
     }
 
     /// A context of the frame's process went away.
     pub(crate) fn destroyed(&mut self, id: Option<i64>) {
-        if self.preloaded.as_ref().is_some_and(|(w, _)| Some(*w) == id) {
+        let gone = |w: &Option<(i64, String)>| w.as_ref().is_some_and(|(w, _)| Some(*w) == id);
+        if gone(&self.named) {
+            self.named = None;
+        }
+        if gone(&self.preloaded) {
             self.preloaded = None;
+        }
+        if self.installed.is_some() && self.installed == id {
+            self.installed = None;
         }
     }
 
-    /// A new document, or a call that failed: the next call asks for the world again.
+    /// A call failed: the helper may be missing from the world, so the next call
+    /// asks for it again (and installs the helper if it is not there).
+    pub(crate) fn distrust(&mut self) {
+        self.preloaded = None;
+        self.installed = None;
+    }
+
+    /// A new document: nothing of the old one's worlds holds.
     pub(crate) fn forget(&mut self) {
         *self = Self::default();
+    }
+}
+
+#[cfg(test)]
+mod worlds_tests {
+    use serde_json::json;
+
+    use super::Worlds;
+
+    #[test]
+    fn a_failed_call_sends_calls_the_slow_way_only_until_the_helper_is_installed_again() {
+        let mut w = Worlds::default();
+        w.announced(&json!({"id": 7, "uniqueId": "u7"}), true);
+        assert_eq!(w.preloaded, Some((7, "u7".to_string())));
+        w.distrust();
+        assert_eq!(w.preloaded, None);
+        // Installed by hand in another world: not the announced one, so no shortcut.
+        w.installed_in(8);
+        assert_eq!(w.preloaded, None);
+        w.installed_in(7);
+        assert_eq!(w.preloaded, Some((7, "u7".to_string())));
+        w.destroyed(Some(7));
+        assert_eq!((w.named.clone(), w.preloaded.clone()), (None, None));
+    }
+
+    #[test]
+    fn a_world_made_without_the_helper_is_used_once_lumo_installed_it() {
+        let mut w = Worlds::default();
+        w.announced(&json!({"id": 3, "uniqueId": "u3"}), false);
+        assert_eq!(w.preloaded, None);
+        w.installed_in(3);
+        assert_eq!(w.preloaded, Some((3, "u3".to_string())));
+        w.forget();
+        assert_eq!(w.named, None);
     }
 }
 
