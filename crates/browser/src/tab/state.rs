@@ -209,6 +209,14 @@ impl Worlds {
     }
 }
 
+/// Appends to a bounded log, dropping the oldest entry when full.
+pub(super) fn push_capped<T>(queue: &mut VecDeque<T>, item: T, cap: usize) {
+    if queue.len() >= cap {
+        queue.pop_front();
+    }
+    queue.push_back(item);
+}
+
 #[cfg(test)]
 mod worlds_tests {
     use serde_json::json;
@@ -241,12 +249,4 @@ mod worlds_tests {
         w.forget();
         assert_eq!(w.named, None);
     }
-}
-
-/// Appends to a bounded log, dropping the oldest entry when full.
-pub(super) fn push_capped<T>(queue: &mut VecDeque<T>, item: T, cap: usize) {
-    if queue.len() >= cap {
-        queue.pop_front();
-    }
-    queue.push_back(item);
 }
