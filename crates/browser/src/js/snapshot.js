@@ -289,6 +289,47 @@ function freshAlt(alt) {
   return alt;
 }
 
+// A heading's level, from aria-level or its tag (2 when neither says).
+function headingLevel(el) {
+  return Number(el.getAttribute('aria-level') || el.tagName.slice(1)) || 2;
+}
+
+const HEADINGS = 'h1,h2,h3,h4,h5,h6,[role=heading]';
+
+// A heading's section, what a subtree of a heading's ref reads: the heading and
+// everything after it in the document up to the next heading of its level or
+// above (or the end). `place(node)` says where a node the walk meets stands:
+// before the heading (left out), in the section or holding part of it (walked),
+// or at the end (the walk stops).
+function sectionOf(h) {
+  const scope = h.getRootNode();
+  const level = headingLevel(h);
+  let end = null;
+  let after = false;
+  for (const x of scope.querySelectorAll(HEADINGS)) {
+    if (x === h) { after = true; continue; }
+    if (after && !h.contains(x) && roleOf(x) === 'heading' && headingLevel(x) <= level) { end = x; break; }
+  }
+  let box = h.parentNode || h;
+  if (end) while (box.parentNode && !box.contains(end)) box = box.parentNode;
+  else box = scope.nodeType === 9 ? (scope.body || scope.documentElement) : scope;
+  const place = (n) => {
+    if (n === h) return IN;
+    const toStart = n.compareDocumentPosition(h);
+    if (toStart & Node.DOCUMENT_POSITION_CONTAINED_BY) return IN;
+    if (toStart & Node.DOCUMENT_POSITION_FOLLOWING) return BEFORE;
+    if (!end) return IN;
+    if (n === end) return PAST;
+    const toEnd = n.compareDocumentPosition(end);
+    if (toEnd & Node.DOCUMENT_POSITION_CONTAINED_BY) return IN;
+    return toEnd & Node.DOCUMENT_POSITION_PRECEDING ? PAST : IN;
+  };
+  return { box, place };
+}
+const BEFORE = 0;
+const IN = 1;
+const PAST = 2;
+
 // Indents, made once.
 const pads = [];
 const padOf = (d) => pads[d] || (pads[d] = ' '.repeat(d));
@@ -332,9 +373,14 @@ function snapshot(opts) {
     put(pad + text);
   };
 
+  // A heading's ref: its section (sectionOf), and whether the walk has passed its end.
+  const section = opts.root && opts.root.nodeType === 1 && !opts.interactive && roleOf(opts.root) === 'heading'
+    ? sectionOf(opts.root) : null;
+  let sectionEnded = false;
+
   function walk(node, depth) {
     // Over budget: stop walking. Counting what was left out would cost a walk of the whole page.
-    if (truncatedAt >= 0) return;
+    if (truncatedAt >= 0 || sectionEnded) return;
     const pad = padOf(depth);
     if (node.nodeType === 3) {
       if (opts.interactive) return;
@@ -402,7 +448,7 @@ function snapshot(opts) {
     }
     const ref = interactive || ANCHORS.has(role) ? refOf(el) : '';
     if (role === 'heading') {
-      const level = Number(el.getAttribute('aria-level') || el.tagName.slice(1)) || 2;
+      const level = headingLevel(el);
       const text = labelOf(el) || inlineOf(el, links, true);
       push(pad, '#'.repeat(Math.min(level, 6)) + ' ' + text + ' [' + ref + ']');
       return;
@@ -466,6 +512,12 @@ function snapshot(opts) {
       menu = [];
     };
     for (const c of nodes) {
+      if (section) {
+        if (sectionEnded) break;
+        const at = section.place(c);
+        if (at === BEFORE) continue;
+        if (at === PAST) { sectionEnded = true; break; }
+      }
       if (!opts.interactive) {
         if (c.nodeType === 1 && c.tagName === 'LI' && !opts.viewport && roleOf(c) === 'listitem' && visible(c) && c.getAttribute('aria-hidden') !== 'true') {
           const text = inlineOf(c, links, false);
@@ -491,7 +543,8 @@ function snapshot(opts) {
   altsSeen = new Set();
   twinsDropped = !opts.root && !opts.viewport;
   try {
-    if (rootEl && opts.root) walk(rootEl, 0);
+    if (section) walkAll(childrenOf(section.box), 0);
+    else if (rootEl && opts.root) walk(rootEl, 0);
     else walkAll(childrenOf(root), 0);
   } finally {
     onScreenOnly = false;

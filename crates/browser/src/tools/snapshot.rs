@@ -41,7 +41,7 @@ pub(crate) fn tools() -> Vec<Tool<Ctx>> {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SnapshotArgs {
-    /// Only the subtree of this ref.
+    /// Only the subtree of this ref; a heading's ref reads its section (up to the next heading of its level or above).
     #[serde(rename = "ref")]
     root: Option<String>,
     /// Only actionable elements, as a flat list.

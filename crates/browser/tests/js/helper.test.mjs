@@ -112,6 +112,18 @@ const PAGES = {
     <div style="height: 3000px"></div>
     <div><span>Far</span> <span>below</span> <a href="/far">the fold</a></div>
   </body>`,
+  '/sections.html': `<!doctype html><title>sections</title><body>
+    <h1>Guide</h1><p>Intro words.</p>
+    <main>
+      <h2>Install</h2><p>Install words.</p>
+      <h3>On Linux</h3><p>Linux words.</p>
+      <div class="mw-heading"><h2>Use</h2><span>[edit]</span></div>
+      <p>Use words with <a href="/use">a link</a>.</p>
+      <div class="mw-heading"><h2>Help</h2></div>
+      <p>Help words.</p>
+    </main>
+    <footer>Footer words.</footer>
+  </body>`,
   '/refs.html': `<!doctype html><title>refs</title><body>
     <ul id="list"><li><button id="alpha">Alpha</button></li><li><button id="beta">Beta</button></li></ul>
   </body>`,
@@ -456,6 +468,28 @@ describe('the terse format', () => {
     const sub = await page.call('snapshot', { ref: table, maxBytes: 10000, offset: 0 });
     assert.match(sub.text, /\[Open 1\]\[e\d+\]\(\/o\/1\)/, sub.text);
     assert.match(sub.text, /Open 3 \[e\d+\]\(\/o\/3\)/, sub.text);
+  });
+});
+
+describe('a heading\'s ref', () => {
+  test('reads its section: up to the next heading of its level or above', async () => {
+    const page = await open('/sections.html');
+    const text = await page.snapshot();
+    const ref = (name) => text.match(new RegExp(`# ${name} \\[(e\\d+)\\]`))[1];
+    const section = async (name) => (await page.call('snapshot', { ref: ref(name), maxBytes: 10000, offset: 0 })).text;
+    const install = await section('Install');
+    for (const w of ['## Install', 'Install words.', '### On Linux', 'Linux words.']) assert.ok(install.includes(w), install);
+    for (const w of ['Intro', 'Use', 'Help', 'Footer']) assert.ok(!install.includes(w), install);
+    const linux = await section('On Linux');
+    assert.ok(linux.includes('Linux words.') && !linux.includes('Install') && !linux.includes('Use'), linux);
+    // A heading in a wrapper of its own (Wikipedia's): the wrapper's other pieces are in, the next wrapper's heading ends it.
+    const use = await section('Use');
+    assert.match(use, /^## Use \[e\d+\]\n\[edit\]\nUse words with \[a link\]\[e\d+\]\(\/use\)\.$/, use);
+    // The last section runs to the end of the document.
+    const help = await section('Help');
+    assert.ok(help.includes('Help words.') && help.includes('Footer words.') && !help.includes('Use'), help);
+    const guide = await section('Guide');
+    for (const w of ['Intro words.', 'Install words.', 'Help words.']) assert.ok(guide.includes(w), guide);
   });
 });
 
