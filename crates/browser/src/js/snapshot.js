@@ -316,7 +316,8 @@ function sectionOf(h) {
   const place = (n) => {
     if (n === h) return IN;
     const toStart = n.compareDocumentPosition(h);
-    if (toStart & Node.DOCUMENT_POSITION_CONTAINED_BY) return IN;
+    // A node of another tree (a shadow root's, a frame's) is reached only through a host in the section.
+    if (toStart & (Node.DOCUMENT_POSITION_CONTAINED_BY | Node.DOCUMENT_POSITION_DISCONNECTED)) return IN;
     if (toStart & Node.DOCUMENT_POSITION_FOLLOWING) return BEFORE;
     if (!end) return IN;
     if (n === end) return PAST;

@@ -119,10 +119,15 @@ const PAGES = {
       <h3>On Linux</h3><p>Linux words.</p>
       <div class="mw-heading"><h2>Use</h2><span>[edit]</span></div>
       <p>Use words with <a href="/use">a link</a>.</p>
+      <div id="host"></div>
+      <p>After the host.</p>
       <div class="mw-heading"><h2>Help</h2></div>
       <p>Help words.</p>
     </main>
     <footer>Footer words.</footer>
+    <script>
+      document.getElementById('host').attachShadow({ mode: 'open' }).innerHTML = '<p>Shadow words.</p>';
+    </script>
   </body>`,
   '/refs.html': `<!doctype html><title>refs</title><body>
     <ul id="list"><li><button id="alpha">Alpha</button></li><li><button id="beta">Beta</button></li></ul>
@@ -484,7 +489,8 @@ describe('a heading\'s ref', () => {
     assert.ok(linux.includes('Linux words.') && !linux.includes('Install') && !linux.includes('Use'), linux);
     // A heading in a wrapper of its own (Wikipedia's): the wrapper's other pieces are in, the next wrapper's heading ends it.
     const use = await section('Use');
-    assert.match(use, /^## Use \[e\d+\]\n\[edit\]\nUse words with \[a link\]\[e\d+\]\(\/use\)\.$/, use);
+    // A shadow root inside the section is part of it.
+    assert.match(use, /^## Use \[e\d+\]\n\[edit\]\nUse words with \[a link\]\[e\d+\]\(\/use\)\.\nShadow words\.\nAfter the host\.$/, use);
     // The last section runs to the end of the document.
     const help = await section('Help');
     assert.ok(help.includes('Help words.') && help.includes('Footer words.') && !help.includes('Use'), help);
