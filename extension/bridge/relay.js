@@ -20,6 +20,9 @@ import { sharedTabs, setShared, session, setSession } from './state.js';
  */
 const REPEATABLE = /^([A-Za-z]+\.(get|describe|query|resolve|enable|disable|capture|setDiscoverTargets|setAutoAttach|setLifecycleEventsEnabled|setInterceptFileChooserDialog)|Page\.createIsolatedWorld$|Page\.addScriptToEvaluateOnNewDocument$)/;
 
+/** The error code of a command the worker stopped under (lumo_cdp::CARRIER_UNSURE): lumo runs it again only if that is safe. */
+const UNSURE = -32091;
+
 /** Commands this worker is running now: id → promise of the answer (lives and dies with the worker). */
 const running = new Map();
 
@@ -243,7 +246,7 @@ export async function begin(msg) {
   }
   if (record?.running && !REPEATABLE.test(msg.method)) {
     const error = {
-      code: -32000,
+      code: UNSURE,
       message: `The bridge's service worker stopped while ${msg.method} ran; it may or may not have taken effect, so it was not run again.`,
     };
     return { done: Promise.resolve({ id: msg.id, error }) };

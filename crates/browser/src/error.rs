@@ -64,6 +64,11 @@ impl BrowserError {
         }
     }
 
+    /// The bridge could not say whether the command ran (its worker stopped under it).
+    pub(crate) fn unsure(&self) -> bool {
+        matches!(self, Self::Cdp(CdpError::Protocol { code, .. }) if *code == lumo_cdp::CARRIER_UNSURE)
+    }
+
     /// The same failure with `prefix` before its message (which field of a list failed).
     pub(crate) fn context(self, prefix: &str) -> Self {
         let failure = ToolFailure::from(self);

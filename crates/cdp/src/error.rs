@@ -63,6 +63,12 @@ pub enum CdpError {
 /// reports such failures as `unavailable`.
 pub const CARRIER_UNAVAILABLE: i64 = -32090;
 
+/// The JSON-RPC error code a carrier answers with for a command that was running
+/// when the carrier stopped (the bridge's service worker) and was not run again:
+/// it may or may not have taken effect. The caller may run it again only if
+/// running it twice ends the same as once.
+pub const CARRIER_UNSURE: i64 = -32091;
+
 /// The browser's code for a command whose parameters name nothing it has
 /// (JSON-RPC "invalid params": e.g. `WebMCP.invokeTool` of a tool the frame no longer has).
 pub const INVALID_PARAMS: i64 = -32602;

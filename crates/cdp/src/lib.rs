@@ -35,6 +35,6 @@ mod websocket;
 
 pub use connection::{Connection, DEFAULT_CALL_TIMEOUT, Event};
 pub use endpoint::connect_endpoint;
-pub use error::{CARRIER_RESUMED, CARRIER_UNAVAILABLE, CdpError, INVALID_PARAMS, SERVER_ERROR};
+pub use error::{CARRIER_RESUMED, CARRIER_UNAVAILABLE, CARRIER_UNSURE, CdpError, INVALID_PARAMS, SERVER_ERROR};
 pub use launcher::{Browser, LaunchOptions, find_browser};
 pub use profile::{owned_temp_dir, sweep_stale_temp_dirs};

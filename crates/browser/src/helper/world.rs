@@ -191,35 +191,57 @@ pub(super) async fn call_page(
     crate::page::ensure_no_dialog(tab)?;
     let frame = frame_rt(tab, child)?;
     let mut last_error = None;
-    // Two retries: a navigation can destroy the context between the two calls, and
-    // the bridge's worker may stop during the call and again while the retry installs
-    // the helper by hand (the install is safe to run again: a world that has the
-    // helper keeps it).
-    for _ in 0..3 {
-        let call = async {
-            let context = world(live, &frame, tab).await?;
-            numbered(live, tab, child, |ticket| {
-                let arguments = [ticket, vec![json!({"value": method}), json!({"value": arg})]].concat();
-                live.call_in(
-                    &frame.session,
-                    "Runtime.callFunctionOn",
-                    context.target(json!({"functionDeclaration": declaration, "arguments": arguments,
-                        "returnByValue": true, "awaitPromise": true})),
-                )
-            })
-            .await
-        };
-        match call.await {
-            Ok(value) => return Ok(value),
-            Err(e) => {
-                // The helper may be missing from a world Chromium made: install it the old way.
-                with_worlds(tab, child, Worlds::distrust);
-                last_error = Some(e);
+    let mut failures = 0;
+    // A navigation can destroy the context between the two calls; the bridge's worker
+    // may stop during the call, and again during the retry. Failures of the bridge
+    // (it could not say whether the command ran) are tried again up to ATTEMPTS times,
+    // others three times.
+    for _ in 0..ATTEMPTS {
+        // The install is safe to run again: a world that has the helper keeps it.
+        let e = match world(live, &frame, tab).await {
+            Err(e) => e,
+            Ok(context) => {
+                let called = numbered(live, tab, child, |ticket| {
+                    let arguments = [ticket, vec![json!({"value": method}), json!({"value": arg})]].concat();
+                    live.call_in(
+                        &frame.session,
+                        "Runtime.callFunctionOn",
+                        context.target(json!({"functionDeclaration": declaration, "arguments": arguments,
+                            "returnByValue": true, "awaitPromise": true})),
+                    )
+                });
+                match called.await {
+                    Ok(value) => return Ok(value),
+                    Err(e) if e.unsure() && !SAFE_TO_REPEAT.contains(&method) => return Err(e),
+                    Err(e) => e,
+                }
             }
+        };
+        if e.code() == ErrorCode::Unavailable {
+            return Err(e);
+        }
+        if !e.unsure() {
+            // The helper may be missing from a world Chromium made: install it the old way.
+            with_worlds(tab, child, Worlds::distrust);
+            failures += 1;
+        }
+        last_error = Some(e);
+        if failures == 3 {
+            break;
         }
     }
     Err(last_error.unwrap_or_else(|| refuse(ErrorCode::OperationFailed, "page helper unavailable")))
 }
+
+/// How many times a call on a page's document is tried when the bridge's worker keeps stopping under it.
+const ATTEMPTS: usize = 8;
+
+/// The helper's methods on a document (`js/api.js`, PAGE) that change nothing but
+/// refs, so running one twice ends the same as once: one the bridge could not
+/// vouch for (its worker stopped under it) is run again. The others (`scroll`,
+/// `findPick`, `changes`) fail instead of running twice.
+const SAFE_TO_REPEAT: &[&str] =
+    &["snapshot", "find", "findCandidates", "hasText", "refState", "watch", "extract", "records", "probeExtractors"];
 
 /// An element in the lumo world of its frame.
 #[derive(Debug, Clone)]
