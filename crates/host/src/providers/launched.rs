@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lumo_browser::Session;
-use lumo_cdp::Connection;
+use lumo_cdp::{CdpError, Connection};
 use lumo_protocol::ExtensionId;
 use serde_json::{Value, json};
 
@@ -152,24 +152,33 @@ async fn load(cdp: &Connection, path: &Path) -> Result<ExtensionId, String> {
 }
 
 /// Evaluates `expression` (awaited) in extension `id`'s service worker. A worker
-/// that stops under the evaluation ("No SW": Chromium recycled it, or it was
-/// still going away when it was found) is looked up again, twice at most, so
-/// `expression` must be safe to run again (the callers set storage keys).
+/// that goes away under the evaluation (Chromium recycled it, or it was still going
+/// away when it was found: the attach finds no such target, or the evaluation "No
+/// SW") is looked up again, twice at most, so `expression` must be safe to run
+/// again (the callers set storage keys).
 pub async fn in_worker(cdp: &Connection, id: &str, expression: &str) -> Result<Value, String> {
     let mut tries = 0;
     loop {
         match in_worker_once(cdp, id, expression).await {
-            Err(e) if e.contains("No SW") && tries < 2 => tries += 1,
-            done => return done,
+            Ok(value) => return Ok(value),
+            Err(Try::Gone(_)) if tries < 2 => tries += 1,
+            Err(Try::Gone(e) | Try::Failed(e)) => return Err(e),
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
-async fn in_worker_once(cdp: &Connection, id: &str, expression: &str) -> Result<Value, String> {
+/// Why one try of [`in_worker`] failed.
+enum Try {
+    /// The worker went away under it: look it up again.
+    Gone(String),
+    Failed(String),
+}
+
+async fn in_worker_once(cdp: &Connection, id: &str, expression: &str) -> Result<Value, Try> {
     let deadline = Instant::now() + Duration::from_secs(10);
     let target = loop {
-        let targets = cdp.call("Target.getTargets", json!({}), None).await.map_err(|e| e.to_string())?;
+        let targets = cdp.call("Target.getTargets", json!({}), None).await.map_err(|e| Try::Failed(e.to_string()))?;
         let found = targets["targetInfos"].as_array().into_iter().flatten().find(|t| {
             t["type"] == "service_worker"
                 && t["url"].as_str().unwrap_or_default().starts_with(&format!("chrome-extension://{id}/"))
@@ -178,14 +187,16 @@ async fn in_worker_once(cdp: &Connection, id: &str, expression: &str) -> Result<
             break t["targetId"].as_str().unwrap_or_default().to_string();
         }
         if Instant::now() > deadline {
-            return Err(format!("the service worker of extension {id} did not start"));
+            return Err(Try::Failed(format!("the service worker of extension {id} did not start")));
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
-    let attached = cdp
-        .call("Target.attachToTarget", json!({"targetId": target, "flatten": true}), None)
-        .await
-        .map_err(|e| format!("cannot attach to the worker of {id}: {e}"))?;
+    let attached =
+        cdp.call("Target.attachToTarget", json!({"targetId": target, "flatten": true}), None).await.map_err(|e| {
+            let gone = matches!(e, CdpError::Protocol { code, .. } if code == lumo_cdp::INVALID_PARAMS);
+            let message = format!("cannot attach to the worker of {id}: {e}");
+            if gone { Try::Gone(message) } else { Try::Failed(message) }
+        })?;
     let session = attached["sessionId"].as_str().unwrap_or_default().to_string();
     let result = async {
         // The target shows up before the worker's top level ran.
@@ -201,7 +212,7 @@ async fn in_worker_once(cdp: &Connection, id: &str, expression: &str) -> Result<
                 break;
             }
             if Instant::now() > deadline {
-                return Err(format!("the service worker of extension {id} never got chrome.runtime"));
+                return Err(Try::Failed(format!("the service worker of extension {id} never got chrome.runtime")));
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -212,9 +223,13 @@ async fn in_worker_once(cdp: &Connection, id: &str, expression: &str) -> Result<
                 Some(&session),
             )
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| {
+                let message = e.to_string();
+                if message.contains("No SW") { Try::Gone(message) } else { Try::Failed(message) }
+            })?;
         if let Some(exception) = answer.get("exceptionDetails") {
-            return Err(format!("in the worker of {id}: {exception}"));
+            let message = format!("in the worker of {id}: {exception}");
+            return Err(if message.contains("No SW") { Try::Gone(message) } else { Try::Failed(message) });
         }
         Ok(answer["result"]["value"].clone())
     }
