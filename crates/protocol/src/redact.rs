@@ -75,9 +75,12 @@ static KEY_FORMATS: LazyLock<Regex> = LazyLock::new(|| {
     .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
 });
 
-/// `Authorization: <value>` (and `Proxy-Authorization`), as a header line or a JSON/JS pair.
+/// `Authorization: [scheme] <credential>` (and `Proxy-Authorization`), as a header line or
+/// a JSON/JS pair: the credential is one run without white space. Only it is hidden: a
+/// snapshot writes a paragraph on one line, and the words after a credential in running
+/// text ("… Bearer <token> In addition, …") are the page's.
 static AUTH_HEADER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)\b((?:proxy-)?authorization["']?\s*[:=]\s*["']?)([^"'\r\n,;}]{8,})"#)
+    Regex::new(r#"(?i)\b((?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:[a-z][a-z0-9-]*\s+)?)([^\s"',;}]{8,})"#)
         .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
 });
 
@@ -132,7 +135,8 @@ impl Redactor {
         let text = replace(text, &KEY_FORMATS, |c| redacted(&c[0]));
         let text = replace(text, &AUTH_HEADER, |c| {
             let value = &c[2];
-            if value.trim_start().starts_with("[redacted") {
+            // A word of letters only is prose ("Authorization: required"), not a credential.
+            if value.starts_with("[redacted") || value.bytes().all(|b| b.is_ascii_alphabetic()) {
                 c[0].to_string()
             } else {
                 format!("{}{}", &c[1], redacted(value))
@@ -211,6 +215,21 @@ mod tests {
             assert!(!shown.contains(secret), "{text} → {shown}");
             assert!(shown.contains("[redacted"), "{text} → {shown}");
         }
+    }
+
+    #[test]
+    fn only_the_credential_of_an_authorization_value_is_hidden() {
+        let r = Redactor::default();
+        // RFC prose as a snapshot writes it: one line per paragraph.
+        let text = "using a header of the following form: Authorization: Bearer <access_token> In addition, providing";
+        assert_eq!(
+            r.answer(text),
+            "using a header of the following form: Authorization: Bearer [redacted, 14 chars] In addition, providing"
+        );
+        let text = "Authorization: Bearer j2YnGtXjzzzHNjkd1CJxoQubA1o Content-Type: application/json";
+        assert_eq!(r.answer(text), "Authorization: Bearer [redacted, 27 chars] Content-Type: application/json");
+        assert_eq!(r.answer("Authorization: abcd1234efgh5678"), "Authorization: [redacted, 16 chars]");
+        assert_eq!(r.answer("Authorization: required for every call"), "Authorization: required for every call");
     }
 
     #[test]
