@@ -117,8 +117,9 @@ impl RefBook {
         if end <= start {
             return;
         }
-        // A run can only start below the last one's end if a call that timed out kept
-        // numbering after lumo gave up on it: those refs were never shown, keep the newer claim.
+        // A run starts below the last one's end when its page numbered on in calls lumo
+        // lost (a timeout) while another tab or frame was given those numbers since:
+        // they stay with the one they were booked to.
         let start = book.runs.last().map_or(start, |last| start.max(last.end));
         if end <= start {
             return;

@@ -13,13 +13,16 @@ let next = 1;
 let sweepAt = 2000;
 
 // Numbers the refs of one call from `n` (lumo's counter) with the frame's
-// prefix; returns the first number it will use. The page never goes back below
-// its own last number: a call lumo gave up on (a timeout) may have used some.
+// prefix; returns the first number of the run lumo books for this call. The
+// page never goes back below its own last number: a call whose answer lumo
+// never got (a timeout, a bridge worker that stopped under it) may have used
+// some. Its elements keep those refs and this call may show them, so the run
+// starts at `n`: lumo had given nothing from there to anyone.
 function numberFrom(p, n) {
   prefix = p;
   if (n > next) next = n;
   if (refs.size > sweepAt) sweep();
-  return next;
+  return n;
 }
 
 function sweep() {
