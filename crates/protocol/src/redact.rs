@@ -80,7 +80,7 @@ static KEY_FORMATS: LazyLock<Regex> = LazyLock::new(|| {
 /// snapshot writes a paragraph on one line, and the words after a credential in running
 /// text ("… Bearer <token> In addition, …") are the page's.
 static AUTH_HEADER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)\b((?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:[a-z][a-z0-9-]*\s+)?)([^\s"',;}]{8,})"#)
+    Regex::new(r#"(?i)\b((?:proxy-)?authorization["']?\s*[:=]\s*["']?([a-z][a-z0-9-]*\s+)?)([^\s"',;}]{8,})"#)
         .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
 });
 
@@ -134,9 +134,8 @@ impl Redactor {
         let text = self.extra_only(text);
         let text = replace(text, &KEY_FORMATS, |c| redacted(&c[0]));
         let text = replace(text, &AUTH_HEADER, |c| {
-            let value = &c[2];
-            // A word of letters only is prose ("Authorization: required"), not a credential.
-            if value.starts_with("[redacted") || value.bytes().all(|b| b.is_ascii_alphabetic()) {
+            let value = &c[3];
+            if value.starts_with("[redacted") || is_prose_word(c.get(2).map(|m| m.as_str()), value) {
                 c[0].to_string()
             } else {
                 format!("{}{}", &c[1], redacted(value))
@@ -176,6 +175,15 @@ impl Redactor {
             _ => {}
         }
     }
+}
+
+/// Whether what follows `Authorization:` is a word of prose ("Authorization: required
+/// for every call"), not a credential: letters only, short, and not after an auth
+/// scheme (after `Bearer`, or at 16 letters and more, letters only is a token).
+fn is_prose_word(scheme: Option<&str>, value: &str) -> bool {
+    const SCHEMES: &[&str] = &["basic", "bearer", "digest", "negotiate", "ntlm", "token", "oauth", "apikey"];
+    let after_scheme = scheme.is_some_and(|s| SCHEMES.contains(&s.trim().to_ascii_lowercase().as_str()));
+    !after_scheme && value.len() < 16 && value.bytes().all(|b| b.is_ascii_alphabetic())
 }
 
 /// Whether a URL parameter name carries a credential.
@@ -230,6 +238,9 @@ mod tests {
         assert_eq!(r.answer(text), "Authorization: Bearer [redacted, 27 chars] Content-Type: application/json");
         assert_eq!(r.answer("Authorization: abcd1234efgh5678"), "Authorization: [redacted, 16 chars]");
         assert_eq!(r.answer("Authorization: required for every call"), "Authorization: required for every call");
+        // Letters only is still a credential after a scheme, or when long.
+        assert_eq!(r.answer("Authorization: Bearer abcdefghijklmnop"), "Authorization: Bearer [redacted, 16 chars]");
+        assert_eq!(r.answer("Authorization: abcdefghijklmnopqrst"), "Authorization: [redacted, 20 chars]");
     }
 
     #[test]
