@@ -81,7 +81,7 @@ async fn devtools_console_and_evaluate() {
     let out = b.ok("devtools_evaluate", json!({"function": "() => document.title"})).await;
     assert_eq!(out.page_text.as_deref(), Some("devtools"));
 
-    let heading = b.ref_of("Heading").await;
+    let heading = b.found_ref("heading", "Heading").await;
     let out = b
         .ok(
             "devtools_evaluate",

@@ -41,7 +41,8 @@ async fn page_wait_waits_for_text_refs_network_and_time() {
     assert!(out.text.contains("is gone"), "{}", out.text);
     let out = b.ok("page_wait", json!({"ref_gone": button})).await;
     assert!(out.text.contains(&format!("{button} is gone")), "{}", out.text);
-    let heading = b.ref_of("Waiting").await;
+    // Headings carry no ref in a snapshot: page_find gives one.
+    let heading = b.found_ref("heading", "Waiting").await;
     let out = b.ok("page_wait", json!({"ref": heading})).await;
     assert!(out.text.contains("is shown"), "{}", out.text);
 

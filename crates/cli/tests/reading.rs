@@ -58,8 +58,9 @@ async fn article_in_a_layout_table_cell_keeps_every_word() {
     assert!(snapshot.contains("# The first article of the edition"), "{snapshot}");
     ref_in(&snapshot, "[linked detail]");
     ref_in(&snapshot, "[Kernel]");
-    // A heading's ref reads its section: the article, without the navigation cell before it.
-    let heading = ref_in(&snapshot, "# The first article of the edition");
+    // A heading's ref (from page_find) reads its section: the article, without the navigation cell before it.
+    let found = lumo.ok("page_find", json!({"role": "heading", "text": "The first article of the edition"})).await;
+    let heading = found.ref_of("heading \"The first article of the edition\"");
     let section = lumo.ok("page_snapshot", json!({"ref": heading})).await.text();
     for end in ["firstparagraphend", "secondparagraphend", "listpointend"] {
         assert!(section.contains(end), "{end} is missing from the section:\n{section}");

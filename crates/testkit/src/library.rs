@@ -80,6 +80,13 @@ impl Browser {
         ref_in(&self.snapshot().await, needle)
     }
 
+    /// The ref `page_find` gives the element of `role` named `name`, as an agent
+    /// gets one for what a snapshot shows without a ref (a heading).
+    pub async fn found_ref(&self, role: &str, name: &str) -> String {
+        let found = self.ok("page_find", json!({"role": role, "text": name})).await;
+        ref_in(&found.page_text.unwrap_or_default(), &format!("{role} \"{name}\""))
+    }
+
     /// Closes the browser.
     pub async fn close(self) {
         self.session.shutdown().await;

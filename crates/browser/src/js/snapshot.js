@@ -17,7 +17,7 @@ const TYPED = new Set(['email', 'tel', 'url', 'date', 'time', 'datetime-local', 
 const PLAIN = new Set(['paragraph', 'generic', 'presentation', 'none']);
 
 // A list item that is one link and nothing else.
-const LONE_LINK = /^\[[^\[\]]*\]\[(?:f\d+)?e\d+\](?: [a-z]+)*(?:\([^()]*\))?$/;
+const LONE_LINK = /^\[[^\[\]]*\](?:\[(?:f\d+)?e\d+\])?(?: [a-z]+)*(?:\([^()]*\))?$/;
 
 // Lines longer than this (or than half the byte budget) are split between
 // words, so a budget cut or a continuation never has to swallow a whole
@@ -59,13 +59,15 @@ function rowText(tr) {
 // An actionable element as it reads inline: `[words][e12]` for a link,
 // `role "name" [e12] states = "value"` for any other; `name [e12]` when bare.
 function control(e, r, links, bare) {
-  const ref = refOf(e);
   let s;
   if (r === 'link') {
     // An image link is named by its image.
     const n = nameOf(e, r, Infinity) || imageName(e);
+    if (!bare && shownBefore(e, n)) return '[' + n + ']';
+    const ref = refOf(e);
     s = bare ? n + ' [' + ref + ']' : '[' + n + '][' + ref + ']';
   } else {
+    const ref = refOf(e);
     // A clickable box (a div with onclick or tabindex) is named by its words.
     const n = nameOf(e, r, Infinity) || (r === 'generic' ? textOf(e) : '');
     s = bare ? n + ' [' + ref + ']' : r + (n ? ' ' + quote(n) : '') + ' [' + ref + ']';
@@ -84,6 +86,33 @@ function control(e, r, links, bare) {
   const v = valueOf(e, r);
   if (v !== null && v !== undefined && v !== '') s += ' = ' + quote(clip(String(v), 200));
   return s;
+}
+
+// The links a whole-page snapshot has written, by target and words. A link
+// with the same words to the same place as one written above it (a site's
+// menu again in its footer, "Share" after every post to one address) is
+// written `[words]`, without a ref or target: the one above is the same click.
+// Its words stay; only the ref goes. Targets that are not places (`#`,
+// `javascript:`) do not count: such links act by script, each its own way.
+let linksShown = null;
+// The keys in the order they were added: a line tried and given up (a block
+// inside) takes back the links it wrote (undoLinks).
+const linksAdded = [];
+function undoLinks(mark) {
+  while (linksAdded.length > mark) linksShown.delete(linksAdded.pop());
+}
+function shownBefore(e, name) {
+  if (!linksShown || !name || !e.href || e.href.startsWith('javascript:')) return false;
+  const href = e.getAttribute('href');
+  if (!href || href === '#') return false;
+  const key = e.href + '\u0000' + name;
+  if (!linksShown.has(key)) {
+    linksShown.add(key);
+    linksAdded.push(key);
+    return false;
+  }
+  // A state (focused, expanded) is news the line above did not tell.
+  return states(e, 'link').length === 0;
 }
 
 // Where a link without words goes, in a few characters: the page's own path,
@@ -107,10 +136,17 @@ const BLOCK_TAGS = new Set(['P', 'DIV', 'UL', 'OL', 'LI', 'DL', 'DT', 'DD', 'H1'
 // With `found` (a row), controls are left as numbered marks and listed there.
 function inlineOf(el, links, always, found) {
   const line = new Line(links, always, found);
-  if (composed(el)) { for (const c of childrenOf(el)) if (!line.add(c)) return null; }
+  const mark = linksAdded.length;
+  if (composed(el)) { for (const c of childrenOf(el)) if (!line.add(c)) return given(mark); }
   else if (!el.firstElementChild) line.words(el.textContent);
-  else for (let c = el.firstChild; c; c = c.nextSibling) if (!line.add(c)) return null;
+  else for (let c = el.firstChild; c; c = c.nextSibling) if (!line.add(c)) return given(mark);
   return line.text();
+}
+
+// A line given up: the links it wrote were not written.
+function given(mark) {
+  if (linksShown) undoLinks(mark);
+  return null;
 }
 
 // Set for the length of a `viewport` snapshot.
@@ -142,7 +178,9 @@ class Line {
   add(c) {
     const at = this.out.length;
     const { edge, end, before } = this;
+    const mark = linksAdded.length;
     if (this.put(c)) return true;
+    given(mark);
     this.out = this.out.slice(0, at);
     this.edge = edge;
     this.end = end;
@@ -451,7 +489,7 @@ function snapshot(opts) {
     if (role === 'heading') {
       const level = headingLevel(el);
       const text = labelOf(el) || inlineOf(el, links, true);
-      push(pad, '#'.repeat(Math.min(level, 6)) + ' ' + text + ' [' + ref + ']');
+      push(pad, '#'.repeat(Math.min(level, 6)) + ' ' + text + (ref ? ' [' + ref + ']' : ''));
       return;
     }
     let line = role;
@@ -543,6 +581,7 @@ function snapshot(opts) {
   focusSeen = new Map();
   altsSeen = new Set();
   twinsDropped = !opts.root && !opts.viewport;
+  linksShown = twinsDropped && !opts.interactive ? new Set() : null;
   try {
     if (section) walkAll(childrenOf(section.box), 0);
     else if (rootEl && opts.root) walk(rootEl, 0);
@@ -552,6 +591,8 @@ function snapshot(opts) {
     focusSeen = null;
     altsSeen = null;
     twinsDropped = false;
+    linksShown = null;
+    linksAdded.length = 0;
   }
   return { text: lines.join('\n'), truncated: truncatedAt >= 0, next: truncatedAt, lines: seen, title: document.title };
 }
