@@ -23,7 +23,7 @@ pub(crate) fn tools() -> Vec<Tool<Ctx>> {
     vec![
         Tool::new(
             "page_snapshot",
-            "Read the page as a terse outline: text as it reads, links as [words][e12], other controls as role \"name\" [e12]; refs are for other page_* tools. A table row shaped like the row above it drops role words (name [e12]). A link without words shows where it goes in short, [][e7](host/path); a link written again (same words, same target) is [words] alone: its ref is the one above. A subtree (ref) shows every link target. Headings (#) carry no ref: page_find {role: \"heading\"} gives one, whose subtree is the section.",
+            "Read the page as a terse outline: text as it reads, links as [words][e12], other controls as role \"name\" [e12]; refs are for other page_* tools. A table row shaped like the row above it drops role words (name [e12]). A link without words shows where it goes in short, [][e7](host/path); a link repeated (same words and target) is [words]: use the ref above. A subtree (ref) shows every link target. Headings (#) have no ref; page_find gives one (its subtree is the section).",
             Hints::READ,
             snapshot,
         )
