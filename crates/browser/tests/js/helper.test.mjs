@@ -109,7 +109,7 @@ const PAGES = {
         <div><a href="/s/1">Rates rise again</a> by Ann</div></li>
       <li><a href="/s/2"><img src="${GIF}" alt="Harbour at dawn" width="8" height="8"></a>
         <div><a href="/s/2">Ships wait</a></div></li></ul>
-    <p id="again">Again: <a href="/a">Alpha</a>, <a href="a">Alpha</a>, <a href="/a?x">Alpha</a>, <a href="#">Top</a> <a href="#">Top</a></p>
+    <p id="again">Again: <a href="/a">Alpha</a>, <a href="/a">Alpha</a>, <a href="/a?x">Alpha</a>, <a href="#">Top</a> <a href=" #">Top</a>, <a href="javascript:go()">Go</a> <a href="JavaScript:go()">Go</a></p>
     <div style="height: 3000px"></div>
     <div><span>Far</span> <span>below</span> <a href="/far">the fold</a></div>
   </body>`,
@@ -461,8 +461,8 @@ describe('the terse format', () => {
   });
 
   test('a link written again (same words, same place) keeps its words but not a second ref', async () => {
-    // `/a` and `a` are one place; `/a?x` is another, and `#` links act by script, each its own way.
-    assert.match(text, /^Again: \[Alpha\], \[Alpha\], \[Alpha\]\[e\d+\], \[Top\]\[e\d+\] \[Top\]\[e\d+\]$/m, text);
+    // `/a?x` is another place, and `#` and `javascript:` links act by script, each its own way.
+    assert.match(text, /^Again: \[Alpha\], \[Alpha\], \[Alpha\]\[e\d+\], \[Top\]\[e\d+\] \[Top\]\[e\d+\], \[Go\]\[e\d+\] \[Go\]\[e\d+\]$/m, text);
     // A narrower look (the viewport, a subtree) may not hold the first one: there every link has its ref.
     const view = await page.call('snapshot', { maxBytes: 10000, offset: 0, interactive: false, viewport: true });
     assert.match(view.text, /^Again: \[Alpha\]\[e\d+\], \[Alpha\]\[e\d+\], /m, view.text);
