@@ -102,7 +102,7 @@ function undoLinks(mark) {
   while (linksAdded.length > mark) linksShown.delete(linksAdded.pop());
 }
 // Targets are compared as written: one document, one base, so the same
-// attribute is the same place (resolving \`a.href\` cost 5 µs a link, a sixth of
+// attribute is the same place (resolving `a.href` cost 5 µs a link, a sixth of
 // a snapshot of the bench's 5,000-element page).
 const BY_SCRIPT = /^\s*(?:#$|javascript:)/i;
 function shownBefore(e, name) {
@@ -549,7 +549,7 @@ function snapshot(opts) {
   // snapshot's time).
   function walkAll(parent, depth) {
     const nodes = composed(parent) ? childrenOf(parent) : null;
-    let at = 0;
+    let i = 0;
     let line = null;
     let menu = [];
     const flush = () => {
@@ -559,7 +559,7 @@ function snapshot(opts) {
       if (menu.length) push(padOf(depth), menu.join(' '));
       menu = [];
     };
-    for (let c = nodes ? nodes[0] : parent.firstChild; c; c = nodes ? nodes[++at] : c.nextSibling) {
+    for (let c = nodes ? nodes[0] : parent.firstChild; c; c = nodes ? nodes[++i] : c.nextSibling) {
       if (section) {
         if (sectionEnded) break;
         const at = section.place(c);
