@@ -16,6 +16,10 @@ const TYPED = new Set(['email', 'tel', 'url', 'date', 'time', 'datetime-local', 
 // Roles whose element reads as its words in running text: no line of its own.
 const PLAIN = new Set(['paragraph', 'generic', 'presentation', 'none']);
 
+// A link target that is not a place (`#`, `javascript:` in any case): such a
+// link acts by script, each its own way, so it is never the same as another.
+const BY_SCRIPT = /^\s*(?:#$|javascript:)/i;
+
 // A list item that is one link and nothing else.
 const LONE_LINK = /^\[[^\[\]]*\](?:\[(?:f\d+)?e\d+\])?(?: [a-z]+)*(?:\([^()]*\))?$/;
 
@@ -104,7 +108,6 @@ function undoLinks(mark) {
 // Targets are compared as written: one document, one base, so the same
 // attribute is the same place (resolving `a.href` cost 5 µs a link, a sixth of
 // a snapshot of the bench's 5,000-element page).
-const BY_SCRIPT = /^\s*(?:#$|javascript:)/i;
 function shownBefore(e, name) {
   if (!linksShown || !name) return false;
   const href = e.getAttribute('href');
@@ -299,7 +302,7 @@ let twinsDropped = false;
 function twinned(e) {
   if (!twinsDropped || e.tagName !== 'A' || !e.firstElementChild || squash(e.textContent)) return false;
   const href = e.getAttribute('href');
-  if (!href || href === '#' || href.startsWith('javascript:')) return false;
+  if (!href || BY_SCRIPT.test(href)) return false;
   const name = squash(nameOf(e, 'link', Infinity) || imageName(e)).toLowerCase();
   const same = 'a[href="' + CSS.escape(href) + '"]';
   let box = e.parentElement;
